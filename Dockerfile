@@ -1,0 +1,25 @@
+# Dockerfile - hmc on Debian bookworm: OpenMPI, Kokkos 3.4.1 (Serial+OpenMP,
+# built by scripts/setup.sh from Debian's trilinos source) and build/bin/hmc.
+#
+# Usage: docker build -t hmc .
+#        docker run --rm -v "$PWD/out:/out" hmc --config configs/coin_toss.json --set output.dir=/out
+#        docker run --rm --entrypoint mpirun hmc -np 4 --oversubscribe /opt/hmc/build/bin/hmc --config configs/coin_toss.json
+FROM debian:bookworm
+
+ENV HMC_CACHE=/opt/hmc-cache \
+    OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1
+
+WORKDIR /opt/hmc
+
+# Packages and Kokkos first, from setup.sh alone, so that this layer is
+# rebuilt only when setup.sh changes, not on every source change.
+COPY scripts/setup.sh scripts/setup.sh
+RUN scripts/setup.sh --deps-only && rm -rf /var/lib/apt/lists/*
+
+COPY . .
+RUN scripts/setup.sh
+
+ENTRYPOINT ["/opt/hmc/build/bin/hmc"]
+CMD ["--help"]

@@ -1,0 +1,123 @@
+#pragma once
+/// \file
+/// \brief Independent coins, each with its own Bernoulli tosses and a Beta(a, b) prior.
+///
+/// Sampled on the logit scale θ_c = log(p_c / (1 - p_c)). With h heads and t tails,
+/// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
+/// p(1 - p) of the logit map is included.
+
+#include "hmc/core/types.hpp"
+#include "hmc/io/errors.hpp"
+#include "hmc/io/schema.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace hmc::models {
+
+struct CoinToss {
+  int coins = 0;
+  VectorView heads_a;  ///< heads + a, per coin
+  VectorView tails_b;  ///< tails + b, per coin
+
+  int dim() const { return coins; }
+  int num_params() const { return coins; }
+  std::vector<std::string> parameter_names() const {
+    std::vector<std::string> names;
+    for (int c = 0; c < coins; ++c) names.push_back("p[" + std::to_string(c + 1) + "]");
+    return names;
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    double lp = 0.0;
+    for (int c = 0; c < coins; ++c) {
+      lp += heads_a(c) * math::log_sigmoid(q(c)) + tails_b(c) * math::log_sigmoid(-q(c));
+    }
+    return lp;
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
+    double lp = 0.0;
+    for (int c = 0; c < coins; ++c) {
+      const double p = math::sigmoid(q(c));
+      lp += heads_a(c) * math::log_sigmoid(q(c)) + tails_b(c) * math::log_sigmoid(-q(c));
+      grad(c) = heads_a(c) * (1.0 - p) - tails_b(c) * p;
+    }
+    return lp;
+  }
+
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int c = 0; c < coins; ++c) out(c) = math::sigmoid(q(c));
+  }
+
+  // ---- host: config and data ------------------------------------------------
+
+  static std::vector<io::KeySpec> config_keys() {
+    using io::KeyType;
+    return {{"/model/priors/a", KeyType::kNumber, 1.0, 0.0, {}, true, {}, false,
+             "Beta prior a (pseudo-heads) for every coin"},
+            {"/model/priors/b", KeyType::kNumber, 1.0, 0.0, {}, true, {}, false,
+             "Beta prior b (pseudo-tails) for every coin"}};
+  }
+
+  /// Per coin (heads, tails) from `{"tosses": [[...], ...]}` or keys c1, c2, ...
+  static std::vector<std::pair<long, long>> count_tosses(const nlohmann::json& data) {
+    if (data.is_null()) throw DataError("data error: coin_toss needs data (/model/data)");
+    std::vector<std::pair<std::string, const nlohmann::json*>> series;
+    if (data.contains("tosses")) {
+      const auto& t = data.at("tosses");
+      if (!t.is_array() || t.empty()) throw DataError("data error: /tosses must be a non-empty array of arrays");
+      for (std::size_t c = 0; c < t.size(); ++c) series.emplace_back("/tosses/" + std::to_string(c), &t[c]);
+    } else {
+      // c1, c2, ... in numeric order; other keys (e.g. the true p1, p2) are ignored.
+      std::vector<std::pair<long, std::string>> keys;
+      for (auto it = data.begin(); it != data.end(); ++it) {
+        const std::string& k = it.key();
+        if (k.size() > 1 && k[0] == 'c' &&
+            std::all_of(k.begin() + 1, k.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+          keys.emplace_back(std::stol(k.substr(1)), k);
+        }
+      }
+      std::sort(keys.begin(), keys.end());
+      for (const auto& k : keys) series.emplace_back("/" + k.second, &data.at(k.second));
+      if (series.empty()) throw DataError("data error: coin_toss data needs \"tosses\" or keys c1, c2, ...");
+    }
+    std::vector<std::pair<long, long>> counts;
+    for (const auto& [where, s] : series) {
+      if (!s->is_array()) throw DataError("data error: " + where + " must be an array of 0/1 tosses");
+      long heads = 0, tails = 0;
+      for (std::size_t i = 0; i < s->size(); ++i) {
+        const auto& v = (*s)[i];
+        if (v.is_number_integer() && v.get<long>() == 1) ++heads;
+        else if (v.is_number_integer() && v.get<long>() == 0) ++tails;
+        else throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + v.dump() + ")");
+      }
+      counts.emplace_back(heads, tails);
+    }
+    return counts;
+  }
+
+  static CoinToss from_config(const nlohmann::json& model, const nlohmann::json& data) {
+    const auto counts = count_tosses(data);
+    const double a = model.at("priors").at("a").get<double>();
+    const double b = model.at("priors").at("b").get<double>();
+    CoinToss m;
+    m.coins = static_cast<int>(counts.size());
+    m.heads_a = VectorView("coin_toss::heads_a", m.coins);
+    m.tails_b = VectorView("coin_toss::tails_b", m.coins);
+    auto ha = Kokkos::create_mirror_view(m.heads_a);
+    auto tb = Kokkos::create_mirror_view(m.tails_b);
+    for (int c = 0; c < m.coins; ++c) {
+      ha(c) = static_cast<double>(counts[c].first) + a;
+      tb(c) = static_cast<double>(counts[c].second) + b;
+    }
+    Kokkos::deep_copy(m.heads_a, ha);
+    Kokkos::deep_copy(m.tails_b, tb);
+    return m;
+  }
+};
+
+}  // namespace hmc::models

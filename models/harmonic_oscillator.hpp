@@ -1,0 +1,151 @@
+#pragma once
+/// \file
+/// \brief A Gaussian written as a physical potential: U(q) = ½ (q - c)ᵀ K (q - c).
+///
+/// K is diagonal (`model.spring_constants`, one k_i per coordinate) or a full
+/// symmetric positive definite matrix (`model.precision`). log p(q) = -U(q); the
+/// exact posterior is N(c, K⁻¹), which makes this the engine's reference model.
+
+#include "hmc/core/types.hpp"
+#include "hmc/io/errors.hpp"
+#include "hmc/io/schema.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace hmc::models {
+
+struct HarmonicOscillator {
+  int d = 0;
+  bool full = false;        ///< precision matrix instead of spring constants
+  VectorView springs;       ///< k_i (diagonal case)
+  MatrixView precision;     ///< K (full case)
+  VectorView centres;       ///< c_i
+
+  int dim() const { return d; }
+  int num_params() const { return d; }
+  std::vector<std::string> parameter_names() const {
+    std::vector<std::string> names;
+    for (int i = 0; i < d; ++i) names.push_back("q[" + std::to_string(i + 1) + "]");
+    return names;
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    double u = 0.0;
+    if (!full) {
+      for (int i = 0; i < d; ++i) {
+        const double x = q(i) - centres(i);
+        u += springs(i) * x * x;
+      }
+    } else {
+      for (int i = 0; i < d; ++i) {
+        double kx = 0.0;
+        for (int j = 0; j < d; ++j) kx += precision(i, j) * (q(j) - centres(j));
+        u += (q(i) - centres(i)) * kx;
+      }
+    }
+    return -0.5 * u;
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
+    double u = 0.0;
+    for (int i = 0; i < d; ++i) {
+      double kx = 0.0;
+      if (!full) {
+        kx = springs(i) * (q(i) - centres(i));
+      } else {
+        for (int j = 0; j < d; ++j) kx += precision(i, j) * (q(j) - centres(j));
+      }
+      u += (q(i) - centres(i)) * kx;
+      grad(i) = -kx;
+    }
+    return -0.5 * u;
+  }
+
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int i = 0; i < d; ++i) out(i) = q(i);
+  }
+
+  // ---- host: config ---------------------------------------------------------
+
+  static std::vector<io::KeySpec> config_keys() {
+    using io::KeyType;
+    return {{"/model/spring_constants", KeyType::kNumberArray, nullptr, 0.0, {}, true, {}, false,
+             "k_i > 0 per coordinate; D = its length"},
+            {"/model/precision", KeyType::kNumberMatrix, nullptr, {}, {}, false, {}, false,
+             "full symmetric positive definite K (D x D), instead of spring_constants"},
+            {"/model/centres", KeyType::kNumberArray, nullptr, {}, {}, false, {}, false,
+             "c_i per coordinate (default 0)"}};
+  }
+
+  static HarmonicOscillator from_config(const nlohmann::json& model, const nlohmann::json& /*data*/) {
+    const bool has_k = model.contains("spring_constants"), has_p = model.contains("precision");
+    if (has_k == has_p) {
+      throw ConfigError("config error: harmonic_oscillator needs exactly one of /model/spring_constants and /model/precision");
+    }
+    HarmonicOscillator m;
+    m.full = has_p;
+    if (has_k) {
+      const auto k = model.at("spring_constants").get<std::vector<double>>();
+      if (k.empty()) throw ConfigError("config error: /model/spring_constants must not be empty");
+      m.d = static_cast<int>(k.size());
+      m.springs = VectorView("harmonic_oscillator::springs", m.d);
+      auto h = Kokkos::create_mirror_view(m.springs);
+      for (int i = 0; i < m.d; ++i) h(i) = k[i];
+      Kokkos::deep_copy(m.springs, h);
+    } else {
+      const auto p = model.at("precision").get<std::vector<std::vector<double>>>();
+      m.d = static_cast<int>(p.size());
+      if (m.d == 0 || static_cast<int>(p[0].size()) != m.d) {
+        throw ConfigError("config error: /model/precision must be a non-empty square matrix");
+      }
+      check_spd(p);
+      m.precision = MatrixView("harmonic_oscillator::precision", m.d, m.d);
+      auto h = Kokkos::create_mirror_view(m.precision);
+      for (int i = 0; i < m.d; ++i)
+        for (int j = 0; j < m.d; ++j) h(i, j) = p[i][j];
+      Kokkos::deep_copy(m.precision, h);
+    }
+    m.centres = VectorView("harmonic_oscillator::centres", m.d);
+    if (model.contains("centres")) {
+      const auto c = model.at("centres").get<std::vector<double>>();
+      if (static_cast<int>(c.size()) != m.d) {
+        throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) +
+                          " entries, expected " + std::to_string(m.d));
+      }
+      auto h = Kokkos::create_mirror_view(m.centres);
+      for (int i = 0; i < m.d; ++i) h(i) = c[i];
+      Kokkos::deep_copy(m.centres, h);
+    }
+    return m;
+  }
+
+  /// Symmetric (relative 1e-12) and a Cholesky factorisation exists.
+  static void check_spd(const std::vector<std::vector<double>>& p) {
+    const std::size_t n = p.size();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (std::abs(p[i][j] - p[j][i]) > 1e-12 * (std::abs(p[i][j]) + std::abs(p[j][i]) + 1e-300)) {
+          throw ConfigError("config error: /model/precision is not symmetric (entries [" + std::to_string(i) +
+                            "][" + std::to_string(j) + "] and [" + std::to_string(j) + "][" +
+                            std::to_string(i) + "] differ)");
+        }
+    std::vector<std::vector<double>> l(n, std::vector<double>(n, 0.0));
+    for (std::size_t j = 0; j < n; ++j) {
+      double s = p[j][j];
+      for (std::size_t k = 0; k < j; ++k) s -= l[j][k] * l[j][k];
+      if (!(s > 0.0)) throw ConfigError("config error: /model/precision is not positive definite");
+      l[j][j] = std::sqrt(s);
+      for (std::size_t i = j + 1; i < n; ++i) {
+        double t = p[i][j];
+        for (std::size_t k = 0; k < j; ++k) t -= l[i][k] * l[j][k];
+        l[i][j] = t / l[j][j];
+      }
+    }
+  }
+};
+
+}  // namespace hmc::models

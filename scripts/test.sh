@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# scripts/test.sh - build hmc with its tests (scripts/setup.sh --tests), then
+# run them with ctest.
+#
+# Usage: scripts/test.sh [ctest options...]
+#   e.g. scripts/test.sh -R sampler -j 2
+# Exits with ctest's exit code. The environment of scripts/setup.sh applies
+# (HMC_BUILD_DIR, HMC_CACHE, Kokkos_ROOT, ...).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "$ROOT"
+
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
+
+scripts/setup.sh --tests
+
+if ((EUID == 0)); then # Open MPI refuses to run as root without these
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# MPI tests may ask for more ranks than this machine has cores
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# keeps Kokkos' OpenMP backend from warning that OMP_PROC_BIND is unset
+export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
+
+exec ctest --test-dir "${HMC_BUILD_DIR:-build}" --output-on-failure "$@"

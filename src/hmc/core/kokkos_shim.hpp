@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// \brief The one place where differences between Kokkos versions live.
+///
+/// Kokkos 3.4 keeps its math functions in `Kokkos::Experimental`; Kokkos 3.7+
+/// and 4.x have them in `Kokkos` (and deprecate the old spelling). Device code
+/// in hmc calls `hmc::math::exp` and friends, never `std::` or `Kokkos::`
+/// directly, so a new Kokkos release touches this header only.
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <string>
+
+#if KOKKOS_VERSION >= 30700
+#define HMC_KOKKOS_MATH_NS Kokkos
+#else
+#define HMC_KOKKOS_MATH_NS Kokkos::Experimental
+#endif
+
+namespace hmc::math {
+
+using HMC_KOKKOS_MATH_NS::cos;
+using HMC_KOKKOS_MATH_NS::exp;
+using HMC_KOKKOS_MATH_NS::expm1;
+using HMC_KOKKOS_MATH_NS::fabs;
+using HMC_KOKKOS_MATH_NS::isfinite;
+using HMC_KOKKOS_MATH_NS::isnan;
+using HMC_KOKKOS_MATH_NS::log;
+using HMC_KOKKOS_MATH_NS::log1p;
+using HMC_KOKKOS_MATH_NS::sin;
+using HMC_KOKKOS_MATH_NS::sqrt;
+
+/// \brief log(1 / (1 + exp(-x))), accurate for large |x|.
+KOKKOS_INLINE_FUNCTION double log_sigmoid(double x) {
+  return x >= 0.0 ? -log1p(exp(-x)) : x - log1p(exp(x));
+}
+
+/// \brief 1 / (1 + exp(-x)) without overflow.
+KOKKOS_INLINE_FUNCTION double sigmoid(double x) {
+  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+  const double e = exp(x);
+  return e / (1.0 + e);
+}
+
+KOKKOS_INLINE_FUNCTION constexpr double pi() { return 3.14159265358979323846; }
+
+KOKKOS_INLINE_FUNCTION constexpr double infinity() { return HUGE_VAL; }
+
+}  // namespace hmc::math
+
+#undef HMC_KOKKOS_MATH_NS
+
+namespace hmc {
+
+/// \brief RAII profiling region (Kokkos >= 4 ships `Kokkos::Profiling::ScopedRegion`;
+/// 3.4 has only push/pop).
+class ScopedRegion {
+ public:
+  explicit ScopedRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(const ScopedRegion&) = delete;
+  ScopedRegion& operator=(const ScopedRegion&) = delete;
+};
+
+/// \brief Names of the Kokkos execution spaces enabled in this build.
+std::string kokkos_backends();
+/// \brief "major.minor.patch" of the Kokkos this was compiled against.
+std::string kokkos_version();
+
+}  // namespace hmc

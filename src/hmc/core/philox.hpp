@@ -1,0 +1,88 @@
+#pragma once
+/// \file
+/// \brief Philox-4x32-10 counter-based generator (Salmon et al., SC'11, "Parallel
+/// random numbers: as easy as 1, 2, 3"), and the draws hmc makes from it.
+///
+/// A draw is a pure function of (key, counter): no state, no pools, so the same
+/// particle sees the same numbers on any rank count, thread count or device.
+/// hmc uses key = the run's 64-bit seed and counter = (use, iteration, global
+/// particle id low, high): a stream per (seed, particle), stepped by (iteration, use).
+
+#include "hmc/core/kokkos_shim.hpp"
+
+#include <cstdint>
+
+namespace hmc::rng {
+
+struct Philox4x32 {
+  std::uint32_t v[4];
+};
+
+/// \brief Ten rounds of Philox-4x32 on `ctr` with key (k0, k1).
+KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0,
+                                                 std::uint32_t k1) {
+  constexpr std::uint32_t kMul0 = 0xD2511F53u;
+  constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
+  constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
+  constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    const std::uint64_t p0 = static_cast<std::uint64_t>(kMul0) * ctr.v[0];
+    const std::uint64_t p1 = static_cast<std::uint64_t>(kMul1) * ctr.v[2];
+    const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+    const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+    ctr = Philox4x32{{hi1 ^ ctr.v[1] ^ k0, lo1, hi0 ^ ctr.v[3] ^ k1, lo0}};
+    k0 += kWeyl0;
+    k1 += kWeyl1;
+  }
+  return ctr;
+}
+
+/// \brief 53-bit uniform double in [0, 1) from two 32-bit words.
+KOKKOS_INLINE_FUNCTION double to_unit_double(std::uint32_t hi, std::uint32_t lo) {
+  return static_cast<double>((static_cast<std::uint64_t>(hi >> 5) << 26) | (lo >> 6)) *
+         (1.0 / 9007199254740992.0);
+}
+
+/// \brief The random stream of one particle in one run.
+///
+/// `use` indexes the draws made within one iteration (momentum pairs 0, 1, ...,
+/// the accept test kUseAccept); iteration 0 is the initialisation.
+class ParticleStream {
+ public:
+  static constexpr std::uint32_t kUseAccept = 0xFFFFFFFFu;
+
+  KOKKOS_INLINE_FUNCTION ParticleStream(std::uint64_t seed, std::uint64_t particle)
+      : k0_(static_cast<std::uint32_t>(seed)),
+        k1_(static_cast<std::uint32_t>(seed >> 32)),
+        id_lo_(static_cast<std::uint32_t>(particle)),
+        id_hi_(static_cast<std::uint32_t>(particle >> 32)) {}
+
+  KOKKOS_INLINE_FUNCTION Philox4x32 bits(std::uint32_t iteration, std::uint32_t use) const {
+    return philox4x32_10(Philox4x32{{use, iteration, id_lo_, id_hi_}}, k0_, k1_);
+  }
+
+  /// Two independent uniforms in [0, 1).
+  KOKKOS_INLINE_FUNCTION void uniform2(std::uint32_t iteration, std::uint32_t use, double& u0,
+                                       double& u1) const {
+    const Philox4x32 r = bits(iteration, use);
+    u0 = to_unit_double(r.v[0], r.v[1]);
+    u1 = to_unit_double(r.v[2], r.v[3]);
+  }
+
+  /// Two independent standard normals (Box-Muller on one Philox block).
+  KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t iteration, std::uint32_t use, double& z0,
+                                      double& z1) const {
+    double u0, u1;
+    uniform2(iteration, use, u0, u1);
+    // 1 - u0 lies in (0, 1], so the log is finite.
+    const double radius = math::sqrt(-2.0 * math::log(1.0 - u0));
+    const double angle = 2.0 * math::pi() * u1;
+    z0 = radius * math::cos(angle);
+    z1 = radius * math::sin(angle);
+  }
+
+ private:
+  std::uint32_t k0_, k1_, id_lo_, id_hi_;
+};
+
+}  // namespace hmc::rng

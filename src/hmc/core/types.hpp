@@ -1,0 +1,45 @@
+#pragma once
+/// \file
+/// \brief Scalar and View aliases shared by the engine, the models and the tests.
+
+#include "hmc/core/kokkos_shim.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hmc {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+
+/// Ensemble state: [particle][dim], default layout of the device, so consecutive
+/// particles are adjacent on a GPU (coalesced) and a particle's row is contiguous on a CPU.
+using StateView = Kokkos::View<double**, MemSpace>;
+/// One value per particle.
+using ParticleView = Kokkos::View<double*, MemSpace>;
+/// A small per-model vector (centres, spring constants, counts, ...).
+using VectorView = Kokkos::View<double*, MemSpace>;
+/// A small per-model matrix (e.g. a precision matrix).
+using MatrixView = Kokkos::View<double**, MemSpace>;
+
+/// Recorded draws: [particle][draw][column], always row-major so a particle's
+/// block is contiguous for the gather to rank 0 on every backend.
+using DrawView = Kokkos::View<double***, Kokkos::LayoutRight, MemSpace>;
+/// Per-draw statistics: [particle][draw].
+using DrawStatView = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>;
+
+/// \brief A non-owning strided vector: one particle's row of a StateView, or a plain
+/// host array in tests. Device-safe and cheap to copy.
+struct Row {
+  double* data;
+  std::ptrdiff_t stride;
+  KOKKOS_INLINE_FUNCTION double& operator()(int j) const { return data[j * stride]; }
+};
+
+/// \brief Row i of a 2-D View, whatever its layout.
+template <class View2D>
+KOKKOS_INLINE_FUNCTION Row row(const View2D& v, int i) {
+  return Row{&v(i, 0), static_cast<std::ptrdiff_t>(v.stride(1))};
+}
+
+}  // namespace hmc

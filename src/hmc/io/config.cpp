@@ -1,0 +1,270 @@
+#include "hmc/io/config.hpp"
+
+#include "hmc/io/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace hmc::io {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void config_error(const std::string& what) { throw ConfigError("config error: " + what); }
+
+std::string parent_of(const std::string& pointer) {
+  const auto slash = pointer.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string() : pointer.substr(0, slash);
+}
+
+std::string last_segment(const std::string& pointer) { return pointer.substr(pointer.rfind('/') + 1); }
+
+/// JSON-pointer escaping of one key (RFC 6901): "~" -> "~0", "/" -> "~1".
+std::string escape_segment(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+std::string format_bound(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+bool is_integral(const json& v) {
+  if (v.is_number_integer()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d;
+}
+
+bool number_array(const json& v) {
+  return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); });
+}
+
+bool type_matches(const KeySpec& spec, const json& v) {
+  switch (spec.type) {
+    case KeyType::kSection: return v.is_object();
+    case KeyType::kInteger: return is_integral(v);
+    case KeyType::kNumber: return v.is_number();
+    case KeyType::kString: return v.is_string();
+    case KeyType::kBoolean: return v.is_boolean();
+    case KeyType::kNumberArray: return number_array(v);
+    case KeyType::kNumberMatrix:
+      return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& r) {
+               return number_array(r) && r.size() == v.front().size();
+             });
+    case KeyType::kData: return v.is_string() || v.is_object();
+  }
+  return false;
+}
+
+void check_range(const KeySpec& spec, const json& v) {
+  if (v.is_array()) {
+    for (const auto& x : v) check_range(spec, x);
+    return;
+  }
+  if (!v.is_number()) return;
+  if (v.is_number_unsigned() && !spec.max && !spec.min) return;
+  const double x = v.get<double>();
+  if (spec.min) {
+    if (spec.min_exclusive ? !(x > *spec.min) : !(x >= *spec.min)) {
+      config_error(spec.pointer + " must be " + (spec.min_exclusive ? "> " : ">= ") +
+                   format_bound(*spec.min) + " (got " + shown(v) + ")");
+    }
+  }
+  if (spec.max && x > *spec.max) {
+    config_error(spec.pointer + " must be <= " + format_bound(*spec.max) + " (got " + shown(v) + ")");
+  }
+}
+
+void check_value(const KeySpec& spec, const json& v) {
+  if (!type_matches(spec, v)) {
+    config_error(spec.pointer + " must be " + type_name(spec.type) + " (got " + shown(v) + ")");
+  }
+  if (spec.type == KeyType::kNumberArray || spec.type == KeyType::kNumberMatrix) {
+    for (const auto& x : v) check_range(spec, x);
+  } else {
+    check_range(spec, v);
+  }
+  if (!spec.choices.empty() &&
+      std::find(spec.choices.begin(), spec.choices.end(), v.get<std::string>()) == spec.choices.end()) {
+    std::string list;
+    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+    config_error(spec.pointer + " must be one of " + list + " (got " + shown(v) + ")");
+  }
+}
+
+std::string suggestion(const std::string& pointer, const std::vector<KeySpec>& keys) {
+  const std::string parent = parent_of(pointer), name = last_segment(pointer);
+  const KeySpec* best = nullptr;
+  std::size_t best_d = 0;
+  for (bool siblings_only : {true, false}) {
+    for (const auto& k : keys) {
+      if (siblings_only && parent_of(k.pointer) != parent) continue;
+      const std::size_t d = edit_distance(siblings_only ? name : pointer,
+                                          siblings_only ? last_segment(k.pointer) : k.pointer);
+      if (!best || d < best_d) {
+        best = &k;
+        best_d = d;
+      }
+    }
+    if (best) break;
+  }
+  return best ? best->pointer : std::string();
+}
+
+void walk(const json& node, const std::string& pointer, const std::map<std::string, const KeySpec*>& by_pointer,
+          const std::vector<KeySpec>& keys) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string child = pointer + "/" + escape_segment(it.key());
+    const auto found = by_pointer.find(child);
+    if (found == by_pointer.end()) {
+      const std::string near = suggestion(child, keys);
+      config_error("unknown key " + child + (near.empty() ? "" : " (did you mean " + near + "?)"));
+    }
+    check_value(*found->second, it.value());
+    if (found->second->type == KeyType::kSection) walk(it.value(), child, by_pointer, keys);
+  }
+}
+
+}  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+json read_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) config_error("cannot open config file " + path + ": " + std::strerror(errno));
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) config_error("config file " + path + " is not valid JSON");
+  if (!j.is_object()) config_error("config file " + path + " must hold a JSON object");
+  return j;
+}
+
+void apply_override(json& config, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    config_error("--set expects key.path=value (got '" + assignment + "')");
+  }
+  const std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+
+  std::string pointer;
+  json* node = &config;
+  std::stringstream parts(path);
+  std::string part;
+  std::vector<std::string> segments;
+  while (std::getline(parts, part, '.')) segments.push_back(part);
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].empty()) config_error("--set key '" + path + "' has an empty part");
+    if (!node->is_object() && !node->is_null()) config_error("--set " + path + ": " + (pointer.empty() ? "/" : pointer) + " is not an object");
+    pointer += "/" + segments[i];
+    node = &(*node)[segments[i]];
+  }
+  if (pointer == "/model/data" && value.is_string()) {
+    value = fs::absolute(value.get<std::string>()).lexically_normal().string();
+  }
+  *node = std::move(value);
+}
+
+std::vector<KeySpec> all_keys(const std::vector<std::string>& model_names, const ModelKeys& model_keys,
+                              const std::string& model_name) {
+  std::vector<KeySpec> keys = generic_keys(model_names);
+  if (model_keys) {
+    for (auto& k : model_keys(model_name)) keys.push_back(std::move(k));
+  }
+  return keys;
+}
+
+void validate_config(json& config, const std::vector<std::string>& model_names, const ModelKeys& model_keys,
+                     const std::string& config_dir) {
+  // The model's name decides which keys exist, so it is checked first.
+  const auto generic = generic_keys(model_names);
+  if (!config.contains("model")) config_error("missing required key /model");
+  const auto find_generic = [&](const std::string& p) {
+    return *std::find_if(generic.begin(), generic.end(), [&](const KeySpec& k) { return k.pointer == p; });
+  };
+  check_value(find_generic("/model"), config["model"]);
+  if (!config["model"].contains("name")) config_error("missing required key /model/name");
+  check_value(find_generic("/model/name"), config["model"]["name"]);
+
+  const auto keys = all_keys(model_names, model_keys, config["model"]["name"].get<std::string>());
+  std::map<std::string, const KeySpec*> by_pointer;
+  for (const auto& k : keys) by_pointer[k.pointer] = &k;
+  walk(config, "", by_pointer, keys);
+
+  // Defaults, parents first (the schema lists sections before their keys).
+  for (const auto& k : keys) {
+    const json::json_pointer ptr(k.pointer);
+    const json::json_pointer parent = ptr.parent_pointer();
+    if (config.contains(ptr)) continue;
+    if (!config.contains(parent) && !parent.empty()) continue;
+    if (k.required) config_error("missing required key " + k.pointer);
+    if (!k.default_value.is_null()) config[ptr] = k.default_value;
+  }
+
+  auto& data = config["model"];
+  if (data.contains("data") && data["data"].is_string()) {
+    fs::path p = data["data"].get<std::string>();
+    if (p.is_relative()) p = fs::path(config_dir) / p;
+    data["data"] = fs::absolute(p).lexically_normal().string();
+  }
+}
+
+json load_data(const json& config) {
+  const auto& model = config.at("model");
+  if (!model.contains("data")) return nullptr;
+  const auto& d = model.at("data");
+  if (d.is_object()) return d;
+  const std::string path = d.get<std::string>();
+  std::ifstream in(path);
+  if (!in) throw DataError("data error: cannot open data file " + path + " (/model/data): " + std::strerror(errno));
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw DataError("data error: data file " + path + " is not valid JSON");
+  if (!j.is_object()) throw DataError("data error: data file " + path + " must hold a JSON object");
+  return j;
+}
+
+ResolvedConfig resolve_config(const std::string& path, const std::vector<std::string>& overrides,
+                              const std::vector<std::string>& model_names, const ModelKeys& model_keys) {
+  json config = read_config_file(path);
+  for (const auto& o : overrides) apply_override(config, o);
+  const std::string dir = fs::absolute(path).parent_path().string();
+  validate_config(config, model_names, model_keys, dir);
+  ResolvedConfig out;
+  out.data = load_data(config);
+  out.config = std::move(config);
+  return out;
+}
+
+}  // namespace hmc::io

@@ -1,0 +1,96 @@
+#pragma once
+/// \file
+/// \brief What a model must provide, checked at compile time.
+///
+/// A model is a small struct, copyable by value into kernels, its data in Views.
+///
+/// Host members:
+///   int dim() const;                                   // unconstrained dimension
+///   int num_params() const;                            // constrained outputs per draw
+///   std::vector<std::string> parameter_names() const;  // num_params() names, e.g. "p[1]"
+///
+/// Device members (KOKKOS_FUNCTION ... const), `q` on the unconstrained scale:
+///   double log_density(const Row& q) const;            // log p(q) incl. log|J|; -inf out of support
+///   double log_density_gradient(const Row& q, const Row& grad) const;  // same value, writes d/dq
+///   void constrain(const Row& q, const Row& out) const;                // num_params() values
+///
+/// Device code cannot throw: a model returns -inf (or NaN) where the density is
+/// undefined and the sampler rejects the move.
+
+#include "hmc/core/types.hpp"
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace hmc::model {
+
+namespace detail {
+
+template <class...>
+using void_t = void;
+
+template <class M, class = void>
+struct has_dim : std::false_type {};
+template <class M>
+struct has_dim<M, void_t<decltype(int{std::declval<const M&>().dim()})>> : std::true_type {};
+
+template <class M, class = void>
+struct has_num_params : std::false_type {};
+template <class M>
+struct has_num_params<M, void_t<decltype(int{std::declval<const M&>().num_params()})>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_parameter_names : std::false_type {};
+template <class M>
+struct has_parameter_names<
+    M, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const M&>().parameter_names()),
+                                              std::vector<std::string>>>> : std::true_type {};
+
+template <class M, class = void>
+struct has_log_density : std::false_type {};
+template <class M>
+struct has_log_density<
+    M, std::enable_if_t<std::is_same_v<
+           decltype(std::declval<const M&>().log_density(std::declval<const Row&>())), double>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_log_density_gradient : std::false_type {};
+template <class M>
+struct has_log_density_gradient<
+    M, std::enable_if_t<std::is_same_v<decltype(std::declval<const M&>().log_density_gradient(
+                                           std::declval<const Row&>(), std::declval<const Row&>())),
+                                       double>>> : std::true_type {};
+
+template <class M, class = void>
+struct has_constrain : std::false_type {};
+template <class M>
+struct has_constrain<M, void_t<decltype(std::declval<const M&>().constrain(
+                            std::declval<const Row&>(), std::declval<const Row&>()))>>
+    : std::true_type {};
+
+}  // namespace detail
+
+/// \brief Fails compilation with one message per missing member.
+template <class M>
+constexpr bool check_model() {
+  static_assert(std::is_copy_constructible_v<M>, "hmc model: must be copyable by value into kernels");
+  static_assert(detail::has_dim<M>::value, "hmc model: missing `int dim() const`");
+  static_assert(detail::has_num_params<M>::value, "hmc model: missing `int num_params() const`");
+  static_assert(detail::has_parameter_names<M>::value,
+                "hmc model: missing `std::vector<std::string> parameter_names() const`");
+  static_assert(detail::has_log_density<M>::value,
+                "hmc model: missing `KOKKOS_FUNCTION double log_density(const Row&) const`");
+  static_assert(detail::has_log_density_gradient<M>::value,
+                "hmc model: missing `KOKKOS_FUNCTION double log_density_gradient(const Row& q, "
+                "const Row& grad) const`");
+  static_assert(detail::has_constrain<M>::value,
+                "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) "
+                "const`");
+  return true;
+}
+
+}  // namespace hmc::model

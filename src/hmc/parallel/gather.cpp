@@ -1,0 +1,61 @@
+#include "hmc/parallel/gather.hpp"
+
+#include <vector>
+
+namespace hmc::parallel {
+
+namespace {
+
+/// Gathers `width` doubles per particle (contiguous, particle-major) to rank 0.
+/// A derived datatype of one particle's block keeps the counts in particles, so they
+/// fit in an int however many draws a particle has.
+void gather_block(const MpiContext& mpi, const Decomposition& dec, const double* send,
+                  double* recv, std::int64_t width) {
+  if (width == 0) return;
+  MPI_Datatype particle_type;
+  MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &particle_type);
+  MPI_Type_commit(&particle_type);
+  std::vector<int> counts(dec.ranks), displs(dec.ranks);
+  for (int r = 0; r < dec.ranks; ++r) {
+    counts[r] = static_cast<int>(dec.count_of(r));
+    displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
+  }
+  MPI_Gatherv(send, static_cast<int>(dec.count()), particle_type, recv, counts.data(),
+              displs.data(), particle_type, 0, mpi.comm());
+  MPI_Type_free(&particle_type);
+}
+
+}  // namespace
+
+sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec,
+                                 const sampler::LocalDraws& local) {
+  using LD = sampler::LocalDraws;
+  const std::int64_t n = mpi.root() ? dec.global : 0;
+  const auto kept = static_cast<std::int64_t>(local.lp.extent(1));
+  const auto params = static_cast<std::int64_t>(local.draws.extent(2));
+
+  LD all;
+  all.draws = LD::HostDraws("hmc::all_draws", n, kept, params);
+  all.lp = LD::HostStats("hmc::all_lp", n, kept);
+  all.accept_prob = LD::HostStats("hmc::all_accept", n, kept);
+  all.divergent = LD::HostStats("hmc::all_divergent", n, kept);
+  all.accept_sum = LD::HostVector("hmc::all_accept_sum", n);
+  all.divergences = LD::HostVector("hmc::all_divergences", n);
+
+  gather_block(mpi, dec, local.draws.data(), all.draws.data(), kept * params);
+  gather_block(mpi, dec, local.lp.data(), all.lp.data(), kept);
+  gather_block(mpi, dec, local.accept_prob.data(), all.accept_prob.data(), kept);
+  gather_block(mpi, dec, local.divergent.data(), all.divergent.data(), kept);
+  gather_block(mpi, dec, local.accept_sum.data(), all.accept_sum.data(), 1);
+  gather_block(mpi, dec, local.divergences.data(), all.divergences.data(), 1);
+
+  long long evals = local.grad_evals, total_evals = 0;
+  MPI_Reduce(&evals, &total_evals, 1, MPI_LONG_LONG, MPI_SUM, 0, mpi.comm());
+  double slowest = local.sampling_s;
+  MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());
+  all.grad_evals = total_evals;
+  all.sampling_s = slowest;
+  return all;
+}
+
+}  // namespace hmc::parallel

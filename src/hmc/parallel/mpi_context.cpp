@@ -1,0 +1,63 @@
+#include "hmc/parallel/mpi_context.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace hmc::parallel {
+
+MpiContext::MpiContext(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    MPI_Init(argc, argv);
+    owns_init_ = true;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+MpiContext::~MpiContext() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (owns_init_) MPI_Finalize();
+}
+
+std::string MpiContext::broadcast(const std::string& s) const {
+  std::uint64_t n = s.size();
+  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm_);
+  std::string out = root() ? s : std::string(n, '\0');
+  // Chunks keep each count inside int for very large inline data.
+  constexpr std::uint64_t kChunk = 1u << 30;
+  for (std::uint64_t off = 0; off < n; off += kChunk) {
+    const int len = static_cast<int>(n - off < kChunk ? n - off : kChunk);
+    MPI_Bcast(out.data() + off, len, MPI_CHAR, 0, comm_);
+  }
+  return out;
+}
+
+int MpiContext::broadcast(int value) const {
+  MPI_Bcast(&value, 1, MPI_INT, 0, comm_);
+  return value;
+}
+
+void MpiContext::abort(int code) const {
+  MPI_Abort(comm_, code);
+  std::exit(code);
+}
+
+std::string mpi_library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  std::string s(buf, static_cast<std::size_t>(len));
+  // Open MPI appends build details after the first line/comma; keep the headline.
+  const auto cut = s.find_first_of("\n,");
+  if (cut != std::string::npos) s.resize(cut);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+}  // namespace hmc::parallel
