@@ -57,9 +57,23 @@ struct CoinToss {
 
   static std::vector<io::KeySpec> config_keys() {
     using io::KeyType;
-    return {{"/model/priors/a", KeyType::kNumber, 1.0, 0.0, {}, true, {}, false,
+    return {{"/model/priors/a",
+             KeyType::kNumber,
+             1.0,
+             0.0,
+             {},
+             true,
+             {},
+             false,
              "Beta prior a (pseudo-heads) for every coin"},
-            {"/model/priors/b", KeyType::kNumber, 1.0, 0.0, {}, true, {}, false,
+            {"/model/priors/b",
+             KeyType::kNumber,
+             1.0,
+             0.0,
+             {},
+             true,
+             {},
+             false,
              "Beta prior b (pseudo-tails) for every coin"}};
   }
 
@@ -91,9 +105,12 @@ struct CoinToss {
       long heads = 0, tails = 0;
       for (std::size_t i = 0; i < s->size(); ++i) {
         const auto& v = (*s)[i];
-        if (v.is_number_integer() && v.get<long>() == 1) ++heads;
-        else if (v.is_number_integer() && v.get<long>() == 0) ++tails;
-        else throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + v.dump() + ")");
+        if (v.is_number_integer() && v.get<long>() == 1)
+          ++heads;
+        else if (v.is_number_integer() && v.get<long>() == 0)
+          ++tails;
+        else
+          throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + v.dump() + ")");
       }
       counts.emplace_back(heads, tails);
     }

@@ -20,10 +20,10 @@ namespace hmc::models {
 
 struct HarmonicOscillator {
   int d = 0;
-  bool full = false;        ///< precision matrix instead of spring constants
-  VectorView springs;       ///< k_i (diagonal case)
-  MatrixView precision;     ///< K (full case)
-  VectorView centres;       ///< c_i
+  bool full = false;     ///< precision matrix instead of spring constants
+  VectorView springs;    ///< k_i (diagonal case)
+  MatrixView precision;  ///< K (full case)
+  VectorView centres;    ///< c_i
 
   int dim() const { return d; }
   int num_params() const { return d; }
@@ -73,18 +73,33 @@ struct HarmonicOscillator {
 
   static std::vector<io::KeySpec> config_keys() {
     using io::KeyType;
-    return {{"/model/spring_constants", KeyType::kNumberArray, nullptr, 0.0, {}, true, {}, false,
-             "k_i > 0 per coordinate; D = its length"},
-            {"/model/precision", KeyType::kNumberMatrix, nullptr, {}, {}, false, {}, false,
-             "full symmetric positive definite K (D x D), instead of spring_constants"},
-            {"/model/centres", KeyType::kNumberArray, nullptr, {}, {}, false, {}, false,
-             "c_i per coordinate (default 0)"}};
+    return {
+        {"/model/spring_constants",
+         KeyType::kNumberArray,
+         nullptr,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "k_i > 0 per coordinate; D = its length"},
+        {"/model/precision",
+         KeyType::kNumberMatrix,
+         nullptr,
+         {},
+         {},
+         false,
+         {},
+         false,
+         "full symmetric positive definite K (D x D), instead of spring_constants"},
+        {"/model/centres", KeyType::kNumberArray, nullptr, {}, {}, false, {}, false, "c_i per coordinate (default 0)"}};
   }
 
   static HarmonicOscillator from_config(const nlohmann::json& model, const nlohmann::json& /*data*/) {
     const bool has_k = model.contains("spring_constants"), has_p = model.contains("precision");
     if (has_k == has_p) {
-      throw ConfigError("config error: harmonic_oscillator needs exactly one of /model/spring_constants and /model/precision");
+      throw ConfigError(
+          "config error: harmonic_oscillator needs exactly one of /model/spring_constants and /model/precision");
     }
     HarmonicOscillator m;
     m.full = has_p;
@@ -113,8 +128,8 @@ struct HarmonicOscillator {
     if (model.contains("centres")) {
       const auto c = model.at("centres").get<std::vector<double>>();
       if (static_cast<int>(c.size()) != m.d) {
-        throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) +
-                          " entries, expected " + std::to_string(m.d));
+        throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) + " entries, expected " +
+                          std::to_string(m.d));
       }
       auto h = Kokkos::create_mirror_view(m.centres);
       for (int i = 0; i < m.d; ++i) h(i) = c[i];
@@ -129,9 +144,8 @@ struct HarmonicOscillator {
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (std::abs(p[i][j] - p[j][i]) > 1e-12 * (std::abs(p[i][j]) + std::abs(p[j][i]) + 1e-300)) {
-          throw ConfigError("config error: /model/precision is not symmetric (entries [" + std::to_string(i) +
-                            "][" + std::to_string(j) + "] and [" + std::to_string(j) + "][" +
-                            std::to_string(i) + "] differ)");
+          throw ConfigError("config error: /model/precision is not symmetric (entries [" + std::to_string(i) + "][" +
+                            std::to_string(j) + "] and [" + std::to_string(j) + "][" + std::to_string(i) + "] differ)");
         }
     std::vector<std::vector<double>> l(n, std::vector<double>(n, 0.0));
     for (std::size_t j = 0; j < n; ++j) {

@@ -16,6 +16,8 @@
 #   CMAKE_BUILD_TYPE  default Release
 #   HMC_JOBS          parallel build jobs (default: nproc)
 #   HMC_VERBOSE=1     print the full logs as well as writing them
+#   HMC_CMAKE_ARGS    extra arguments for the configure step (word-split), e.g.
+#                     "-DHMC_ENABLE_SANITIZERS=ON"; given, it always reconfigures
 #
 # Idempotent: a second call installs nothing, keeps the Kokkos install,
 # configures only when needed and lets the build tool rebuild what changed.
@@ -316,12 +318,18 @@ configure_and_build() {
     tests=${want_tests:-${old_tests:-OFF}}
   fi
 
+  local extra=()
+  if [[ -n "${HMC_CMAKE_ARGS:-}" ]]; then
+    read -r -a extra <<<"$HMC_CMAKE_ARGS"
+    reason="${reason:+$reason, }HMC_CMAKE_ARGS ${HMC_CMAKE_ARGS}"
+  fi
+
   mkdir -p "$BUILD_DIR"
   if [[ -n "$reason" ]]; then
     t0=$SECONDS
     : >"$BUILD_DIR/setup-configure.log"
     run_logged "$BUILD_DIR/setup-configure.log" cmake -S "$ROOT" -B "$BUILD_DIR" \
-      -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKokkos_ROOT="$KOKKOS_ROOT" -DHMC_BUILD_TESTS="$tests"
+      -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKokkos_ROOT="$KOKKOS_ROOT" -DHMC_BUILD_TESTS="$tests" "${extra[@]}"
     log "configure: $BUILD_DIR ($BUILD_TYPE, tests $tests; $reason) in $((SECONDS - t0)) s"
   else
     log "configure: $BUILD_DIR up to date ($BUILD_TYPE, tests $tests)"

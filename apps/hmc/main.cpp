@@ -38,11 +38,13 @@ struct Options {
 };
 
 void setup_cli(CLI::App& app, Options& opt) {
-  app.description("hmc: ensemble Hamiltonian Monte Carlo on Kokkos + MPI.\n"
-                  "  mpirun -np 4 hmc --config run.json");
+  app.description(
+      "hmc: ensemble Hamiltonian Monte Carlo on Kokkos + MPI.\n"
+      "  mpirun -np 4 hmc --config run.json");
   app.add_option("-c,--config", opt.config, "run config (JSON); see docs/config.md");
-  app.add_option("-s,--set", opt.sets, "override a config key: key.path=value (repeatable; value read as JSON, "
-                                       "else as a string)");
+  app.add_option("-s,--set", opt.sets,
+                 "override a config key: key.path=value (repeatable; value read as JSON, "
+                 "else as a string)");
   app.add_flag("--validate", opt.validate, "check config and data, print the resolved config, exit");
   app.add_flag("--list-models", opt.list_models, "list the models this build ships, exit");
   app.add_flag("-V,--version", opt.version, "print versions of hmc, Kokkos and MPI, exit");
@@ -163,8 +165,7 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   const auto settings = settings_from(config);
   const auto* entry = hmc::models::find_model(config["model"]["name"].get<std::string>());
   spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(), entry->name,
-               settings.particles, mpi.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(),
-               settings.seed);
+               settings.particles, mpi.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(), settings.seed);
   auto progress = [&](const hmc::sampler::Progress& p) {
     spdlog::info("{} {:>{}}/{} | accept {:.3f} (rank 0) | {:.2f} s", p.warmup ? "warmup  " : "sampling", p.iteration,
                  std::to_string(p.total).size(), p.total, p.accept_rate, p.elapsed_s);
@@ -174,9 +175,9 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   t.setup = std::chrono::duration<double>(Clock::now() - t0).count();
   hmc::models::RunOutput out;
   try {
-    out = entry->run(hmc::models::RunRequest{config["model"], resolved.data, settings, mpi,
-                                             mpi.root() ? hmc::sampler::ProgressCallback(progress)
-                                                        : hmc::sampler::ProgressCallback()});
+    out = entry->run(hmc::models::RunRequest{
+        config["model"], resolved.data, settings, mpi,
+        mpi.root() ? hmc::sampler::ProgressCallback(progress) : hmc::sampler::ProgressCallback()});
   } catch (const hmc::sampler::InitError& e) {
     // Raised on every rank alike (the ranks agree on it before sampling).
     spdlog::error("hmc: {}", e.what());

@@ -72,16 +72,15 @@ TEST(Posterior, CorrelatedOscillatorMatchesGaussian) {
   const double s1 = 1.0, s2 = 0.5, rho = 0.9, det = s1 * s1 * s2 * s2 * (1 - rho * rho);
   const std::vector<std::vector<double>> precision = {{s2 * s2 / det, -rho * s1 * s2 / det},
                                                       {-rho * s1 * s2 / det, s1 * s1 / det}};
-  const auto model = hmc::models::HarmonicOscillator::from_config(
-      {{"precision", precision}, {"centres", {3.0, -2.0}}}, nullptr);
+  const auto model =
+      hmc::models::HarmonicOscillator::from_config({{"precision", precision}, {"centres", {3.0, -2.0}}}, nullptr);
   const auto summary = run(model, settings(0.08, 10, 11));
   expect_moments(summary[0], 3.0, s1 * s1);
   expect_moments(summary[1], -2.0, s2 * s2);
 }
 
 TEST(Posterior, TemperatureScalesVariances) {
-  const auto model =
-      hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0}}}, nullptr);
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0}}}, nullptr);
   auto s = settings(0.06, 10, 5);
   s.temperature = 2.0;  // p(q)^(1/2): variances double
   const auto summary = run(model, s);

@@ -1,5 +1,6 @@
 // gtest main for single-process tests: Kokkos up for the whole binary.
 #include <Kokkos_Core.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -1,6 +1,7 @@
 // gtest main for MPI tests: MPI first, Kokkos second; only rank 0 prints results,
 // and the exit code is failed on every rank if any rank failed.
 #include <Kokkos_Core.hpp>
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -93,8 +93,7 @@ TEST(Config, OutOfRangeNamesTheKey) {
 
 TEST(Config, ModelNameIsRequiredAndChecked) {
   EXPECT_NE(config_error(json{{"sampler", json::object()}}).find("missing required key /model"), std::string::npos);
-  EXPECT_NE(config_error(json{{"model", json::object()}}).find("missing required key /model/name"),
-            std::string::npos);
+  EXPECT_NE(config_error(json{{"model", json::object()}}).find("missing required key /model/name"), std::string::npos);
   EXPECT_NE(config_error(json{{"model", {{"name", "coin"}}}}).find("/model/name must be one of coin_toss"),
             std::string::npos);
 }

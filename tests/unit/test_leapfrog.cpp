@@ -15,11 +15,10 @@ using hmc::Row;
 using nlohmann::json;
 
 hmc::models::HarmonicOscillator correlated_oscillator() {
-  return hmc::models::HarmonicOscillator::from_config(
-      {{"name", "harmonic_oscillator"},
-       {"precision", {{4, 1, 0.5}, {1, 3, -0.2}, {0.5, -0.2, 2}}},
-       {"centres", {1, 2, 3}}},
-      nullptr);
+  return hmc::models::HarmonicOscillator::from_config({{"name", "harmonic_oscillator"},
+                                                       {"precision", {{4, 1, 0.5}, {1, 3, -0.2}, {0.5, -0.2, 2}}},
+                                                       {"centres", {1, 2, 3}}},
+                                                      nullptr);
 }
 
 hmc::models::CoinToss coins() {

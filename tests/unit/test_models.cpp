@@ -77,7 +77,8 @@ json coin_data(const std::vector<std::pair<int, int>>& heads_tails) {
 json coin_model(double a, double b) { return {{"name", "coin_toss"}, {"priors", {{"a", a}, {"b", b}}}}; }
 
 TEST(CoinToss, GradientMatchesFiniteDifferences) {
-  const auto m = hmc::models::CoinToss::from_config(coin_model(2.0, 3.0), coin_data({{20, 20}, {30, 10}, {0, 5}, {7, 0}}));
+  const auto m =
+      hmc::models::CoinToss::from_config(coin_model(2.0, 3.0), coin_data({{20, 20}, {30, 10}, {0, 5}, {7, 0}}));
   ASSERT_EQ(m.dim(), 4);
   expect_gradient_matches(m, 200, 4.0, 11);
 }

@@ -21,11 +21,17 @@ struct Kat {
 
 // Random123 tests/kat_vectors, "philox4x32 10" lines: counter[4] key[2] -> output[4].
 const Kat kKats[] = {
-    {{{0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u}}, 0x00000000u, 0x00000000u,
+    {{{0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u}},
+     0x00000000u,
+     0x00000000u,
      {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
-    {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu, 0xffffffffu,
+    {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+     0xffffffffu,
+     0xffffffffu,
      {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
-    {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u,
+    {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+     0xa4093822u,
+     0x299f31d0u,
      {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
 };
 
@@ -48,8 +54,8 @@ TEST(Philox, KnownAnswersDevice) {
   Kokkos::deep_copy(in, h_in);
   Kokkos::parallel_for(
       "test::philox", Kokkos::RangePolicy<hmc::ExecSpace>(0, 3), KOKKOS_LAMBDA(const int i) {
-        const auto r = hmc::rng::philox4x32_10(Philox4x32{{in(i, 0), in(i, 1), in(i, 2), in(i, 3)}}, in(i, 4),
-                                               in(i, 5));
+        const auto r =
+            hmc::rng::philox4x32_10(Philox4x32{{in(i, 0), in(i, 1), in(i, 2), in(i, 3)}}, in(i, 4), in(i, 5));
         for (int w = 0; w < 4; ++w) out(i, w) = r.v[w];
       });
   auto h_out = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
@@ -79,8 +85,10 @@ Kokkos::View<double*, Kokkos::HostSpace> draw(bool normal, int n_pairs) {
         const hmc::rng::ParticleStream s(12345u, static_cast<std::uint64_t>(i % 1000));
         const auto it = static_cast<std::uint32_t>(i / 2000), use = static_cast<std::uint32_t>((i / 1000) % 2);
         double a, b;
-        if (normal) s.normal2(it, use, a, b);
-        else s.uniform2(it, use, a, b);
+        if (normal)
+          s.normal2(it, use, a, b);
+        else
+          s.uniform2(it, use, a, b);
         v(2 * i) = a;
         v(2 * i + 1) = b;
       });

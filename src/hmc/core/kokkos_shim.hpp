@@ -32,9 +32,7 @@ using HMC_KOKKOS_MATH_NS::sin;
 using HMC_KOKKOS_MATH_NS::sqrt;
 
 /// \brief log(1 / (1 + exp(-x))), accurate for large |x|.
-KOKKOS_INLINE_FUNCTION double log_sigmoid(double x) {
-  return x >= 0.0 ? -log1p(exp(-x)) : x - log1p(exp(x));
-}
+KOKKOS_INLINE_FUNCTION double log_sigmoid(double x) { return x >= 0.0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
 
 /// \brief 1 / (1 + exp(-x)) without overflow.
 KOKKOS_INLINE_FUNCTION double sigmoid(double x) {

@@ -19,8 +19,7 @@ struct Philox4x32 {
 };
 
 /// \brief Ten rounds of Philox-4x32 on `ctr` with key (k0, k1).
-KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0,
-                                                 std::uint32_t k1) {
+KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0, std::uint32_t k1) {
   constexpr std::uint32_t kMul0 = 0xD2511F53u;
   constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
   constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
@@ -39,8 +38,7 @@ KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0
 
 /// \brief 53-bit uniform double in [0, 1) from two 32-bit words.
 KOKKOS_INLINE_FUNCTION double to_unit_double(std::uint32_t hi, std::uint32_t lo) {
-  return static_cast<double>((static_cast<std::uint64_t>(hi >> 5) << 26) | (lo >> 6)) *
-         (1.0 / 9007199254740992.0);
+  return static_cast<double>((static_cast<std::uint64_t>(hi >> 5) << 26) | (lo >> 6)) * (1.0 / 9007199254740992.0);
 }
 
 /// \brief The random stream of one particle in one run.
@@ -62,16 +60,14 @@ class ParticleStream {
   }
 
   /// Two independent uniforms in [0, 1).
-  KOKKOS_INLINE_FUNCTION void uniform2(std::uint32_t iteration, std::uint32_t use, double& u0,
-                                       double& u1) const {
+  KOKKOS_INLINE_FUNCTION void uniform2(std::uint32_t iteration, std::uint32_t use, double& u0, double& u1) const {
     const Philox4x32 r = bits(iteration, use);
     u0 = to_unit_double(r.v[0], r.v[1]);
     u1 = to_unit_double(r.v[2], r.v[3]);
   }
 
   /// Two independent standard normals (Box-Muller on one Philox block).
-  KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t iteration, std::uint32_t use, double& z0,
-                                      double& z1) const {
+  KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t iteration, std::uint32_t use, double& z0, double& z1) const {
     double u0, u1;
     uniform2(iteration, use, u0, u1);
     // 1 - u0 lies in (0, 1], so the log is finite.

@@ -31,9 +31,12 @@ std::string last_segment(const std::string& pointer) { return pointer.substr(poi
 std::string escape_segment(const std::string& key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -62,17 +65,24 @@ bool number_array(const json& v) {
 
 bool type_matches(const KeySpec& spec, const json& v) {
   switch (spec.type) {
-    case KeyType::kSection: return v.is_object();
-    case KeyType::kInteger: return is_integral(v);
-    case KeyType::kNumber: return v.is_number();
-    case KeyType::kString: return v.is_string();
-    case KeyType::kBoolean: return v.is_boolean();
-    case KeyType::kNumberArray: return number_array(v);
+    case KeyType::kSection:
+      return v.is_object();
+    case KeyType::kInteger:
+      return is_integral(v);
+    case KeyType::kNumber:
+      return v.is_number();
+    case KeyType::kString:
+      return v.is_string();
+    case KeyType::kBoolean:
+      return v.is_boolean();
+    case KeyType::kNumberArray:
+      return number_array(v);
     case KeyType::kNumberMatrix:
       return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& r) {
                return number_array(r) && r.size() == v.front().size();
              });
-    case KeyType::kData: return v.is_string() || v.is_object();
+    case KeyType::kData:
+      return v.is_string() || v.is_object();
   }
   return false;
 }
@@ -87,8 +97,8 @@ void check_range(const KeySpec& spec, const json& v) {
   const double x = v.get<double>();
   if (spec.min) {
     if (spec.min_exclusive ? !(x > *spec.min) : !(x >= *spec.min)) {
-      config_error(spec.pointer + " must be " + (spec.min_exclusive ? "> " : ">= ") +
-                   format_bound(*spec.min) + " (got " + shown(v) + ")");
+      config_error(spec.pointer + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) +
+                   " (got " + shown(v) + ")");
     }
   }
   if (spec.max && x > *spec.max) {
@@ -120,8 +130,8 @@ std::string suggestion(const std::string& pointer, const std::vector<KeySpec>& k
   for (bool siblings_only : {true, false}) {
     for (const auto& k : keys) {
       if (siblings_only && parent_of(k.pointer) != parent) continue;
-      const std::size_t d = edit_distance(siblings_only ? name : pointer,
-                                          siblings_only ? last_segment(k.pointer) : k.pointer);
+      const std::size_t d =
+          edit_distance(siblings_only ? name : pointer, siblings_only ? last_segment(k.pointer) : k.pointer);
       if (!best || d < best_d) {
         best = &k;
         best_d = d;
@@ -187,7 +197,8 @@ void apply_override(json& config, const std::string& assignment) {
   while (std::getline(parts, part, '.')) segments.push_back(part);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (segments[i].empty()) config_error("--set key '" + path + "' has an empty part");
-    if (!node->is_object() && !node->is_null()) config_error("--set " + path + ": " + (pointer.empty() ? "/" : pointer) + " is not an object");
+    if (!node->is_object() && !node->is_null())
+      config_error("--set " + path + ": " + (pointer.empty() ? "/" : pointer) + " is not an object");
     pointer += "/" + segments[i];
     node = &(*node)[segments[i]];
   }

@@ -30,16 +30,15 @@ void apply_override(nlohmann::json& config, const std::string& assignment);
 
 /// \brief Checks every key against the schema and fills in defaults. Relative
 /// /model/data paths are resolved against `config_dir`. Throws ConfigError.
-void validate_config(nlohmann::json& config, const std::vector<std::string>& model_names,
-                     const ModelKeys& model_keys, const std::string& config_dir);
+void validate_config(nlohmann::json& config, const std::vector<std::string>& model_names, const ModelKeys& model_keys,
+                     const std::string& config_dir);
 
 /// \brief Loads /model/data (file or inline object). Throws DataError naming the file.
 nlohmann::json load_data(const nlohmann::json& config);
 
 /// \brief read + overrides + validate + load data, in that order.
 ResolvedConfig resolve_config(const std::string& path, const std::vector<std::string>& overrides,
-                              const std::vector<std::string>& model_names,
-                              const ModelKeys& model_keys);
+                              const std::vector<std::string>& model_names, const ModelKeys& model_keys);
 
 /// \brief Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);

@@ -117,30 +117,31 @@ void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, co
 json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t) {
   json p = json::object();
   for (const auto& s : params) {
-    p[s.name] = {{"mean", number(s.mean)}, {"sd", number(s.sd)},          {"q5", number(s.q5)},
-                 {"q50", number(s.q50)},   {"q95", number(s.q95)},        {"mcse_mean", number(s.mcse_mean)},
+    p[s.name] = {{"mean", number(s.mean)},      {"sd", number(s.sd)},   {"q5", number(s.q5)},
+                 {"q50", number(s.q50)},        {"q95", number(s.q95)}, {"mcse_mean", number(s.mcse_mean)},
                  {"mcse_sd", number(s.mcse_sd)}};
   }
   // nlohmann::json sorts object keys; keep the parameters in model order as well.
   json order = json::array();
   for (const auto& s : params) order.push_back(s.name);
-  return {{"parameters", p},
-          {"parameter_order", order},
-          {"sampler",
-           {{"particles", st.particles},
-            {"ranks", st.ranks},
-            {"warmup", st.warmup},
-            {"draws", st.draws},
-            {"thin", st.thin},
-            {"acceptance_rate", number(st.acceptance_rate)},
-            {"divergences", st.divergences},
-            {"step_size", st.step_size},
-            {"leapfrog_steps", st.leapfrog_steps}}},
-          {"timings_s",
-           {{"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}}},
-          {"throughput",
-           {{"grad_evals", st.grad_evals},
-            {"grad_evals_per_s", number(t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : NAN)}}}};
+  return {
+      {"parameters", p},
+      {"parameter_order", order},
+      {"sampler",
+       {{"particles", st.particles},
+        {"ranks", st.ranks},
+        {"warmup", st.warmup},
+        {"draws", st.draws},
+        {"thin", st.thin},
+        {"acceptance_rate", number(st.acceptance_rate)},
+        {"divergences", st.divergences},
+        {"step_size", st.step_size},
+        {"leapfrog_steps", st.leapfrog_steps}}},
+      {"timings_s",
+       {{"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}}},
+      {"throughput",
+       {{"grad_evals", st.grad_evals},
+        {"grad_evals_per_s", number(t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : NAN)}}}};
 }
 
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st,

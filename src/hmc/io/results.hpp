@@ -38,8 +38,7 @@ SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settin
 void write_file_atomic(const std::string& path, const std::string& content);
 
 /// \brief draws.csv: particle,draw,lp,accept_prob,divergent,<names...>, %.17g.
-void write_draws_csv(const std::string& path, const sampler::LocalDraws& all,
-                     const std::vector<std::string>& names);
+void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names);
 
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
                             const Timings& t);

@@ -4,14 +4,22 @@ namespace hmc::io {
 
 const char* type_name(KeyType t) {
   switch (t) {
-    case KeyType::kSection: return "an object";
-    case KeyType::kInteger: return "an integer";
-    case KeyType::kNumber: return "a number";
-    case KeyType::kString: return "a string";
-    case KeyType::kBoolean: return "a boolean";
-    case KeyType::kNumberArray: return "an array of numbers";
-    case KeyType::kNumberMatrix: return "an array of arrays of numbers";
-    case KeyType::kData: return "a file path or an object";
+    case KeyType::kSection:
+      return "an object";
+    case KeyType::kInteger:
+      return "an integer";
+    case KeyType::kNumber:
+      return "a number";
+    case KeyType::kString:
+      return "a string";
+    case KeyType::kBoolean:
+      return "a boolean";
+    case KeyType::kNumberArray:
+      return "an array of numbers";
+    case KeyType::kNumberMatrix:
+      return "an array of arrays of numbers";
+    case KeyType::kData:
+      return "a file path or an object";
   }
   return "?";
 }
@@ -21,47 +29,101 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
   std::vector<KeySpec> keys;
   auto add = [&](KeySpec k) { keys.push_back(std::move(k)); };
   add({"/model", K::kSection, nullptr, {}, {}, false, {}, true, "the model and its data"});
-  add({"/model/name", K::kString, nullptr, {}, {}, false, model_names, true,
+  add({"/model/name",
+       K::kString,
+       nullptr,
+       {},
+       {},
+       false,
+       model_names,
+       true,
        "which model to sample (`hmc --list-models`)"});
-  add({"/model/data", K::kData, nullptr, {}, {}, false, {}, false,
+  add({"/model/data",
+       K::kData,
+       nullptr,
+       {},
+       {},
+       false,
+       {},
+       false,
        "data file (relative to the config file) or inline data object"});
-  add({"/model/priors", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false,
+  add({"/model/priors",
+       K::kSection,
+       nlohmann::json::object(),
+       {},
+       {},
+       false,
+       {},
+       false,
        "prior hyper-parameters; keys depend on the model"});
 
-  add({"/sampler", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false,
-       "HMC settings"});
-  add({"/sampler/particles", K::kInteger, 1024, 1, 1e12, false, {}, false,
+  add({"/sampler", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "HMC settings"});
+  add({"/sampler/particles",
+       K::kInteger,
+       1024,
+       1,
+       1e12,
+       false,
+       {},
+       false,
        "global number of particles (independent chains), split over ranks"});
-  add({"/sampler/warmup", K::kInteger, 500, 0, 1e9, false, {}, false,
-       "iterations before draws are recorded"});
-  add({"/sampler/draws", K::kInteger, 500, 1, 1e9, false, {}, false,
-       "iterations after warmup"});
-  add({"/sampler/thin", K::kInteger, 1, 1, 1e9, false, {}, false,
-       "record every thin-th post-warmup iteration"});
+  add({"/sampler/warmup", K::kInteger, 500, 0, 1e9, false, {}, false, "iterations before draws are recorded"});
+  add({"/sampler/draws", K::kInteger, 500, 1, 1e9, false, {}, false, "iterations after warmup"});
+  add({"/sampler/thin", K::kInteger, 1, 1, 1e9, false, {}, false, "record every thin-th post-warmup iteration"});
   add({"/sampler/step_size", K::kNumber, 0.1, 0.0, {}, true, {}, false, "leapfrog step size"});
-  add({"/sampler/leapfrog_steps", K::kInteger, 10, 1, 1e6, false, {}, false,
-       "leapfrog steps per transition"});
-  add({"/sampler/temperature", K::kNumber, 1.0, 0.0, {}, true, {}, false,
-       "T: the ensemble samples p(q)^(1/T)"});
-  add({"/sampler/init", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false,
-       "initial positions"});
-  add({"/sampler/init/strategy", K::kString, "uniform", {}, {}, false, {"uniform"}, false,
+  add({"/sampler/leapfrog_steps", K::kInteger, 10, 1, 1e6, false, {}, false, "leapfrog steps per transition"});
+  add({"/sampler/temperature", K::kNumber, 1.0, 0.0, {}, true, {}, false, "T: the ensemble samples p(q)^(1/T)"});
+  add({"/sampler/init", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "initial positions"});
+  add({"/sampler/init/strategy",
+       K::kString,
+       "uniform",
+       {},
+       {},
+       false,
+       {"uniform"},
+       false,
        "uniform: each coordinate uniform in (-radius, radius), unconstrained scale"});
-  add({"/sampler/init/radius", K::kNumber, 2.0, 0.0, {}, true, {}, false,
-       "half-width of the uniform initialisation"});
+  add({"/sampler/init/radius", K::kNumber, 2.0, 0.0, {}, true, {}, false, "half-width of the uniform initialisation"});
 
-  add({"/seed", K::kInteger, 1, 0, 18446744073709551615.0, false, {}, false,
+  add({"/seed",
+       K::kInteger,
+       1,
+       0,
+       18446744073709551615.0,
+       false,
+       {},
+       false,
        "64-bit seed; draws depend only on it, not on ranks or threads"});
 
-  add({"/output", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false,
-       "where results go"});
-  add({"/output/dir", K::kString, "output", {}, {}, false, {}, false,
+  add({"/output", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "where results go"});
+  add({"/output/dir",
+       K::kString,
+       "output",
+       {},
+       {},
+       false,
+       {},
+       false,
        "output directory (created; existing result files are replaced)"});
 
   add({"/log", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "messages"});
-  add({"/log/level", K::kString, "info", {}, {}, false,
-       {"trace", "debug", "info", "warn", "error", "off"}, false, "log level on rank 0"});
-  add({"/log/progress_every", K::kInteger, 0, 0, 1e9, false, {}, false,
+  add({"/log/level",
+       K::kString,
+       "info",
+       {},
+       {},
+       false,
+       {"trace", "debug", "info", "warn", "error", "off"},
+       false,
+       "log level on rank 0"});
+  add({"/log/progress_every",
+       K::kInteger,
+       0,
+       0,
+       1e9,
+       false,
+       {},
+       false,
        "a progress line every N iterations; 0: about ten lines per run"});
   return keys;
 }

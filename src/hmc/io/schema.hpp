@@ -15,7 +15,7 @@
 namespace hmc::io {
 
 enum class KeyType {
-  kSection,       ///< object whose children are keys of the schema
+  kSection,  ///< object whose children are keys of the schema
   kInteger,
   kNumber,
   kString,
@@ -34,7 +34,7 @@ struct KeySpec {
   std::optional<double> min{};             ///< inclusive unless min_exclusive
   std::optional<double> max{};
   bool min_exclusive = false;
-  std::vector<std::string> choices{};      ///< allowed strings, if any
+  std::vector<std::string> choices{};  ///< allowed strings, if any
   bool required = false;
   std::string doc{};
 };

@@ -39,22 +39,20 @@ struct has_dim<M, void_t<decltype(int{std::declval<const M&>().dim()})>> : std::
 template <class M, class = void>
 struct has_num_params : std::false_type {};
 template <class M>
-struct has_num_params<M, void_t<decltype(int{std::declval<const M&>().num_params()})>>
-    : std::true_type {};
+struct has_num_params<M, void_t<decltype(int{std::declval<const M&>().num_params()})>> : std::true_type {};
 
 template <class M, class = void>
 struct has_parameter_names : std::false_type {};
 template <class M>
-struct has_parameter_names<
-    M, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const M&>().parameter_names()),
-                                              std::vector<std::string>>>> : std::true_type {};
+struct has_parameter_names<M, std::enable_if_t<std::is_convertible_v<
+                                  decltype(std::declval<const M&>().parameter_names()), std::vector<std::string>>>>
+    : std::true_type {};
 
 template <class M, class = void>
 struct has_log_density : std::false_type {};
 template <class M>
-struct has_log_density<
-    M, std::enable_if_t<std::is_same_v<
-           decltype(std::declval<const M&>().log_density(std::declval<const Row&>())), double>>>
+struct has_log_density<M, std::enable_if_t<std::is_same_v<
+                              decltype(std::declval<const M&>().log_density(std::declval<const Row&>())), double>>>
     : std::true_type {};
 
 template <class M, class = void>
@@ -68,8 +66,8 @@ struct has_log_density_gradient<
 template <class M, class = void>
 struct has_constrain : std::false_type {};
 template <class M>
-struct has_constrain<M, void_t<decltype(std::declval<const M&>().constrain(
-                            std::declval<const Row&>(), std::declval<const Row&>()))>>
+struct has_constrain<
+    M, void_t<decltype(std::declval<const M&>().constrain(std::declval<const Row&>(), std::declval<const Row&>()))>>
     : std::true_type {};
 
 }  // namespace detail

@@ -19,9 +19,7 @@ struct Decomposition {
   }
   std::int64_t begin() const { return block_begin(global, ranks, rank); }
   std::int64_t count() const { return block_begin(global, ranks, rank + 1) - begin(); }
-  std::int64_t count_of(int r) const {
-    return block_begin(global, ranks, r + 1) - block_begin(global, ranks, r);
-  }
+  std::int64_t count_of(int r) const { return block_begin(global, ranks, r + 1) - block_begin(global, ranks, r); }
 };
 
 }  // namespace hmc::parallel

@@ -9,8 +9,8 @@ namespace {
 /// Gathers `width` doubles per particle (contiguous, particle-major) to rank 0.
 /// A derived datatype of one particle's block keeps the counts in particles, so they
 /// fit in an int however many draws a particle has.
-void gather_block(const MpiContext& mpi, const Decomposition& dec, const double* send,
-                  double* recv, std::int64_t width) {
+void gather_block(const MpiContext& mpi, const Decomposition& dec, const double* send, double* recv,
+                  std::int64_t width) {
   if (width == 0) return;
   MPI_Datatype particle_type;
   MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &particle_type);
@@ -20,15 +20,14 @@ void gather_block(const MpiContext& mpi, const Decomposition& dec, const double*
     counts[r] = static_cast<int>(dec.count_of(r));
     displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
   }
-  MPI_Gatherv(send, static_cast<int>(dec.count()), particle_type, recv, counts.data(),
-              displs.data(), particle_type, 0, mpi.comm());
+  MPI_Gatherv(send, static_cast<int>(dec.count()), particle_type, recv, counts.data(), displs.data(), particle_type, 0,
+              mpi.comm());
   MPI_Type_free(&particle_type);
 }
 
 }  // namespace
 
-sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec,
-                                 const sampler::LocalDraws& local) {
+sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local) {
   using LD = sampler::LocalDraws;
   const std::int64_t n = mpi.root() ? dec.global : 0;
   const auto kept = static_cast<std::int64_t>(local.lp.extent(1));

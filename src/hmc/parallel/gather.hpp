@@ -13,7 +13,6 @@ namespace hmc::parallel {
 /// Ranks hold contiguous blocks of particle ids, so concatenating the blocks in
 /// rank order is the global particle order: the result does not depend on the
 /// rank count.
-sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec,
-                                 const sampler::LocalDraws& local);
+sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local);
 
 }  // namespace hmc::parallel

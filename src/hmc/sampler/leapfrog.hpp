@@ -20,9 +20,8 @@ KOKKOS_INLINE_FUNCTION double kinetic_energy(const Row& p, const VectorView& inv
 /// each step costs one gradient evaluation. A non-finite log density stops the
 /// trajectory early: the caller rejects it as divergent anyway.
 template <class Model>
-KOKKOS_INLINE_FUNCTION double leapfrog(const Model& model, const Row& q, const Row& p,
-                                       const Row& grad, const VectorView& inv_mass, int dim,
-                                       double eps, int steps) {
+KOKKOS_INLINE_FUNCTION double leapfrog(const Model& model, const Row& q, const Row& p, const Row& grad,
+                                       const VectorView& inv_mass, int dim, double eps, int steps) {
   const double half = 0.5 * eps;
   double lp = 0.0;
   for (int s = 0; s < steps; ++s) {

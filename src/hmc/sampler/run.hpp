@@ -25,8 +25,8 @@ class InitError : public std::runtime_error {
 };
 
 struct Progress {
-  int iteration;       ///< 1-based, warmup included
-  int total;           ///< warmup + draws
+  int iteration;  ///< 1-based, warmup included
+  int total;      ///< warmup + draws
   bool warmup;
   double accept_rate;  ///< mean acceptance probability of this rank's particles, last iteration
   double elapsed_s;
@@ -39,11 +39,11 @@ struct LocalDraws {
   using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
-  HostDraws draws;                                ///< [particle][draw][param]
-  HostStats lp, accept_prob, divergent;           ///< [particle][draw]
-  HostVector accept_sum, divergences;             ///< per particle, post-warmup
+  HostDraws draws;                       ///< [particle][draw][param]
+  HostStats lp, accept_prob, divergent;  ///< [particle][draw]
+  HostVector accept_sum, divergences;    ///< per particle, post-warmup
   double sampling_s = 0.0;
-  std::int64_t grad_evals = 0;                    ///< on this rank
+  std::int64_t grad_evals = 0;  ///< on this rank
 };
 
 /// \brief The particles [first, first + count) of an ensemble on one rank.
@@ -92,8 +92,8 @@ class EnsembleSampler {
                          DrawStatView("hmc::draw_accept", n_, kept),
                          DrawStatView("hmc::draw_divergent", n_, kept)};
 
-    HmcTransition<Model> step{model_, state_, rec, inv_mass_, dim_, s_.step_size, s_.leapfrog_steps,
-                              s_.temperature, s_.seed, first_, 0, false, -1};
+    HmcTransition<Model> step{model_,  state_, rec, inv_mass_, dim_, s_.step_size, s_.leapfrog_steps, s_.temperature,
+                              s_.seed, first_, 0,   false,     -1};
     const int total = s_.warmup + s_.draws;
     for (int it = 1; it <= total; ++it) {
       const bool warm = it <= s_.warmup;

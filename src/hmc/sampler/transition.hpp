@@ -16,8 +16,8 @@ inline constexpr double kDivergenceThreshold = 1000.0;
 /// \brief The state of a rank's particles: positions, gradients, log densities,
 /// and scratch for the transition. All Views are [local particle][dim].
 struct EnsembleState {
-  StateView q, grad;       ///< current position and ∇ log p there
-  ParticleView lp;         ///< log p(q), Jacobian included
+  StateView q, grad;                 ///< current position and ∇ log p there
+  ParticleView lp;                   ///< log p(q), Jacobian included
   StateView q_start, grad_start, p;  ///< scratch: start of the trajectory, momentum
 
   EnsembleState() = default;
