@@ -36,6 +36,7 @@ fi
 
 if [[ -n "${HMC_RANKS:-}" ]]; then
   [[ "$HMC_RANKS" =~ ^[1-9][0-9]*$ ]] || { echo "run: HMC_RANKS must be a positive integer, got '$HMC_RANKS'" >&2; exit 2; }
-  exec mpirun -np "$HMC_RANKS" --oversubscribe "$HMC" "${args[@]}"
+  # --bind-to none: each rank runs OpenMP threads, which a one-core binding would serialise.
+  exec mpirun -np "$HMC_RANKS" --oversubscribe --bind-to none "$HMC" "${args[@]}"
 fi
 exec "$HMC" "${args[@]}"

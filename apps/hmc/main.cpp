@@ -116,6 +116,11 @@ void setup_logging(const hmc::parallel::MpiContext& mpi, const std::string& leve
   spdlog::set_default_logger(logger);
 }
 
+/// Errors reach the user whatever the log level; only rank 0 prints them.
+void report_error(const hmc::parallel::MpiContext& mpi, const std::string& what) {
+  if (mpi.root()) std::cerr << "hmc: " << what << "\n";
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -123,7 +128,8 @@ std::string utc_now() {
   return buf;
 }
 
-json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const std::vector<std::string>& argv) {
+json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const std::vector<std::string>& argv,
+              const std::string& started) {
   return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
           {"kokkos",
            {{"version", hmc::kokkos_version()},
@@ -132,13 +138,14 @@ json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const st
             {"concurrency", hmc::ExecSpace().concurrency()}}},
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
           {"seed", config["seed"]},
-          {"started_utc", utc_now()},
+          {"started_utc", started},
           {"command_line", argv},
           {"config", config}};
 }
 
 int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const std::vector<std::string>& argv,
                Clock::time_point t0) {
+  const std::string started = utc_now();
   hmc::io::ResolvedConfig resolved;
   if (const int code = resolve_everywhere(mpi, opt, resolved); code != hmc::kExitOk) return code;
   const json& config = resolved.config;
@@ -156,7 +163,7 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
     try {
       created_dir = hmc::io::prepare_output_dir(dir);
     } catch (const hmc::RunError& e) {
-      spdlog::error("hmc: {}", e.what());
+      report_error(mpi, e.what());
       code = hmc::kExitRunError;
     }
   }
@@ -180,8 +187,9 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
         mpi.root() ? hmc::sampler::ProgressCallback(progress) : hmc::sampler::ProgressCallback()});
   } catch (const hmc::sampler::InitError& e) {
     // Raised on every rank alike (the ranks agree on it before sampling).
-    spdlog::error("hmc: {}", e.what());
-    if (mpi.root() && created_dir) std::filesystem::remove(dir);
+    report_error(mpi, e.what());
+    std::error_code ignored;  // a directory that is no longer empty stays
+    if (mpi.root() && created_dir) std::filesystem::remove(dir, ignored);
     return hmc::kExitRunError;
   }
   t.sampling = out.sampling_s;
@@ -193,12 +201,12 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   const auto stats = hmc::io::sampler_stats(out.all, settings, mpi.size());
   try {
     hmc::io::write_draws_csv(dir + "/draws.csv", out.all, out.names);
-    hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv).dump(2) + "\n");
+    hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv, started).dump(2) + "\n");
     t.write = std::chrono::duration<double>(Clock::now() - w0).count();
     t.total = std::chrono::duration<double>(Clock::now() - t0).count();
     hmc::io::write_file_atomic(dir + "/summary.json", hmc::io::summary_json(params, stats, t).dump(2) + "\n");
   } catch (const hmc::RunError& e) {
-    spdlog::error("hmc: {}", e.what());
+    report_error(mpi, e.what());
     return hmc::kExitRunError;
   }
   std::cout << hmc::io::summary_table(params, stats, t) << std::flush;
@@ -245,7 +253,13 @@ int main(int argc, char** argv) {
   hmc::parallel::MpiContext mpi(&argc, &argv);
   // Kokkos' initialisation advice (OMP_PROC_BIND, ...) would print on every rank.
   setenv("KOKKOS_DISABLE_WARNINGS", "1", 0);
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // Kokkos sees only its own --kokkos-* options (else it answers --help itself).
+  std::vector<char*> kokkos_argv = {argv[0]};
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) kokkos_argv.push_back(argv[i]);
+  int kokkos_argc = static_cast<int>(kokkos_argv.size());
+  kokkos_argv.push_back(nullptr);
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv.data());
   try {
     return run_app(mpi, argc, argv, t0);
   } catch (const std::exception& e) {

@@ -55,8 +55,9 @@ std::string format_bound(double x) {
 bool is_integral(const json& v) {
   if (v.is_number_integer()) return true;
   if (!v.is_number_float()) return false;
+  // Beyond 2^53 a double no longer holds every integer: demand an integer literal.
   const double d = v.get<double>();
-  return std::isfinite(d) && std::floor(d) == d;
+  return std::isfinite(d) && std::floor(d) == d && std::abs(d) < 9007199254740992.0;
 }
 
 bool number_array(const json& v) {

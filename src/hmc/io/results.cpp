@@ -62,6 +62,8 @@ SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settin
   st.thin = s.thin;
   st.step_size = s.step_size;
   st.leapfrog_steps = s.leapfrog_steps;
+  st.temperature = s.temperature;
+  st.seed = s.seed;
   st.grad_evals = all.grad_evals;
   double accept = 0.0, div = 0.0;
   for (std::size_t i = 0; i < all.accept_sum.extent(0); ++i) {
@@ -136,7 +138,9 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
         {"acceptance_rate", number(st.acceptance_rate)},
         {"divergences", st.divergences},
         {"step_size", st.step_size},
-        {"leapfrog_steps", st.leapfrog_steps}}},
+        {"leapfrog_steps", st.leapfrog_steps},
+        {"temperature", st.temperature},
+        {"seed", st.seed}}},
       {"timings_s",
        {{"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}}},
       {"throughput",

@@ -29,6 +29,8 @@ struct SamplerStats {
   std::int64_t divergences = 0;  ///< post-warmup
   double step_size = 0.0;
   int leapfrog_steps = 0;
+  double temperature = 1.0;
+  std::uint64_t seed = 0;
   std::int64_t grad_evals = 0;
 };
 

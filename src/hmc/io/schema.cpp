@@ -58,11 +58,12 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        "prior hyper-parameters; keys depend on the model"});
 
   add({"/sampler", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "HMC settings"});
+  // Particle counts travel as int in the gather (MPI counts): at most 2^31 - 1.
   add({"/sampler/particles",
        K::kInteger,
        1024,
        1,
-       1e12,
+       2147483647.0,
        false,
        {},
        false,

@@ -43,7 +43,7 @@ struct LocalDraws {
   HostStats lp, accept_prob, divergent;  ///< [particle][draw]
   HostVector accept_sum, divergences;    ///< per particle, post-warmup
   double sampling_s = 0.0;
-  std::int64_t grad_evals = 0;  ///< on this rank
+  std::int64_t grad_evals = 0;  ///< particles x (warmup + draws) x leapfrog steps, on this rank
 };
 
 /// \brief The particles [first, first + count) of an ensemble on one rank.
@@ -122,7 +122,8 @@ class EnsembleSampler {
     out.accept_sum = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.accept_sum);
     out.divergences = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.divergences);
     out.sampling_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out.grad_evals = static_cast<std::int64_t>(n_) * (1 + static_cast<std::int64_t>(total) * s_.leapfrog_steps);
+    // Leapfrog gradients of warmup and sampling (the initial one is not timed either).
+    out.grad_evals = static_cast<std::int64_t>(n_) * total * s_.leapfrog_steps;
     return out;
   }
 

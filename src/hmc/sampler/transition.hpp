@@ -81,8 +81,9 @@ struct HmcTransition {
     const double h0 = -lp0 + kinetic_energy(p, inv_mass, dim);
     const double lp1 = leapfrog(model, q, p, g, inv_mass, dim, step_size, leapfrog_steps);
     const double h1 = -lp1 + kinetic_energy(p, inv_mass, dim);
+    // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
     double delta = h1 - h0;
-    if (math::isnan(delta)) delta = math::infinity();
+    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
 
     const bool diverged = delta > kDivergenceThreshold;
     const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / temperature));
