@@ -14,6 +14,12 @@
 ///   double log_density_gradient(const Row& q, const Row& grad) const;  // same value, writes d/dq
 ///   void constrain(const Row& q, const Row& out) const;                // num_params() values
 ///
+/// Optional, for models whose gradient needs per-particle working memory (e.g. the
+/// forward variables of an HMM, kept for the backward pass):
+///   int scratch_size() const;                                            // doubles per particle
+///   double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const;
+/// The sampler then owns scratch_size() doubles per particle and passes them in.
+///
 /// Device code cannot throw: a model returns -inf (or NaN) where the density is
 /// undefined and the sampler rejects the move.
 
@@ -70,7 +76,43 @@ struct has_constrain<
     M, void_t<decltype(std::declval<const M&>().constrain(std::declval<const Row&>(), std::declval<const Row&>()))>>
     : std::true_type {};
 
+template <class M, class = void>
+struct has_scratch_size : std::false_type {};
+template <class M>
+struct has_scratch_size<M, void_t<decltype(int{std::declval<const M&>().scratch_size()})>> : std::true_type {};
+
+template <class M, class = void>
+struct has_scratch_gradient : std::false_type {};
+template <class M>
+struct has_scratch_gradient<
+    M, std::enable_if_t<
+           std::is_same_v<decltype(std::declval<const M&>().log_density_gradient(
+                              std::declval<const Row&>(), std::declval<const Row&>(), std::declval<const Row&>())),
+                          double>>> : std::true_type {};
+
 }  // namespace detail
+
+/// \brief Doubles of working memory the model's gradient needs per particle (0: none).
+template <class M>
+int scratch_size(const M& m) {
+  if constexpr (detail::has_scratch_size<M>::value) {
+    return m.scratch_size();
+  } else {
+    (void)m;
+    return 0;
+  }
+}
+
+/// \brief log p(q) and its gradient, handing the model its scratch if it takes one.
+template <class M>
+KOKKOS_INLINE_FUNCTION double log_density_gradient(const M& m, const Row& q, const Row& grad, const Row& scratch) {
+  if constexpr (detail::has_scratch_gradient<M>::value) {
+    return m.log_density_gradient(q, grad, scratch);
+  } else {
+    (void)scratch;
+    return m.log_density_gradient(q, grad);
+  }
+}
 
 /// \brief Fails compilation with one message per missing member.
 template <class M>
@@ -85,6 +127,8 @@ constexpr bool check_model() {
   static_assert(detail::has_log_density_gradient<M>::value,
                 "hmc model: missing `KOKKOS_FUNCTION double log_density_gradient(const Row& q, "
                 "const Row& grad) const`");
+  static_assert(detail::has_scratch_size<M>::value == detail::has_scratch_gradient<M>::value,
+                "hmc model: `scratch_size()` and `log_density_gradient(q, grad, scratch)` come together");
   static_assert(detail::has_constrain<M>::value,
                 "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) "
                 "const`");

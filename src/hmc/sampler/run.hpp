@@ -64,7 +64,7 @@ class EnsembleSampler {
         first_(first),
         n_(static_cast<int>(count)),
         dim_(model.dim()),
-        state_(n_, dim_),
+        state_(n_, dim_, model::scratch_size(model)),
         inv_mass_("hmc::inv_mass", dim_) {
     Kokkos::deep_copy(inv_mass_, 1.0);
   }

@@ -19,15 +19,17 @@ struct EnsembleState {
   StateView q, grad;                 ///< current position and ∇ log p there
   ParticleView lp;                   ///< log p(q), Jacobian included
   StateView q_start, grad_start, p;  ///< scratch: start of the trajectory, momentum
+  StateView work;                    ///< the model's per-particle working memory (model::scratch_size)
 
   EnsembleState() = default;
-  EnsembleState(int n, int dim)
+  EnsembleState(int n, int dim, int scratch = 0)
       : q("hmc::q", n, dim),
         grad("hmc::grad", n, dim),
         lp("hmc::lp", n),
         q_start("hmc::q_start", n, dim),
         grad_start("hmc::grad_start", n, dim),
-        p("hmc::p", n, dim) {}
+        p("hmc::p", n, dim),
+        work("hmc::model_scratch", scratch > 0 ? n : 0, scratch) {}
 };
 
 /// \brief Per-transition outputs of one iteration, and where to record a draw.
@@ -61,6 +63,10 @@ struct HmcTransition {
   bool count;                   ///< add to accept_sum / divergences
   int slot;                     ///< draw slot to record into, or -1
 
+  KOKKOS_INLINE_FUNCTION Row scratch_row(int i) const {
+    return state.work.extent(1) > 0 ? row(state.work, i) : Row{nullptr, 0};
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     const rng::ParticleStream stream(seed, static_cast<std::uint64_t>(first_particle + i));
     const Row q = row(state.q, i), g = row(state.grad, i), p = row(state.p, i);
@@ -79,7 +85,7 @@ struct HmcTransition {
 
     const double lp0 = state.lp(i);
     const double h0 = -lp0 + kinetic_energy(p, inv_mass, dim);
-    const double lp1 = leapfrog(model, q, p, g, inv_mass, dim, step_size, leapfrog_steps);
+    const double lp1 = leapfrog(model, q, p, g, scratch_row(i), inv_mass, dim, step_size, leapfrog_steps);
     const double h1 = -lp1 + kinetic_energy(p, inv_mass, dim);
     // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
     double delta = h1 - h0;
@@ -133,7 +139,8 @@ struct InitUniform {
       q(j) = radius * (2.0 * u0 - 1.0);
       if (j + 1 < dim) q(j + 1) = radius * (2.0 * u1 - 1.0);
     }
-    state.lp(i) = model.log_density_gradient(q, row(state.grad, i));
+    const Row scratch = state.work.extent(1) > 0 ? row(state.work, i) : Row{nullptr, 0};
+    state.lp(i) = model::log_density_gradient(model, q, row(state.grad, i), scratch);
     if (!math::isfinite(state.lp(i))) ++non_finite;
   }
 };
