@@ -7,6 +7,7 @@
 /// a model is one header in models/ and one line in registry.cpp.
 
 #include "hmc/io/schema.hpp"
+#include "hmc/model/gradient_check.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
 
@@ -33,13 +34,33 @@ struct RunOutput {
   double gather_s = 0.0;
 };
 
+/// \brief What `hmc diagnose` asks of a model: its gradient checked at points drawn
+/// like the run's initial state.
+struct DiagnoseRequest {
+  const nlohmann::json& model;  ///< the resolved config's /model section
+  const nlohmann::json& data;   ///< its data (null when the model needs none)
+  sampler::Settings settings;   ///< seed, init radius and init values are used
+  int points = 10;              ///< points = the starts of particles 0 .. points - 1
+  double rel_step = 3e-4;       ///< finite-difference step, relative (model::check_gradient)
+};
+
+struct DiagnoseOutput {
+  /// One label per unconstrained coordinate: "theta[j]", plus " (name)" when the
+  /// model's parameters are its coordinates (dim() == num_params()).
+  std::vector<std::string> labels;
+  model::GradientCheck check;
+};
+
 struct ModelEntry {
   std::string name;
   std::string summary;
   std::function<std::vector<io::KeySpec>()> keys;  ///< config keys the model adds
-  /// Builds the model from config and data; throws ConfigError/DataError on bad input.
-  std::function<void(const nlohmann::json& model, const nlohmann::json& data)> check;
+  /// Builds the model from config and data and returns its (unconstrained) dimension;
+  /// throws ConfigError/DataError on bad input.
+  std::function<int(const nlohmann::json& model, const nlohmann::json& data)> check;
   std::function<RunOutput(const RunRequest&)> run;
+  /// Gradient against finite differences (`hmc diagnose`); same errors as `check`.
+  std::function<DiagnoseOutput(const DiagnoseRequest&)> diagnose;
 };
 
 const std::vector<ModelEntry>& registry();

@@ -15,10 +15,14 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -50,6 +54,34 @@ void setup_cli(CLI::App& app, Options& opt) {
   app.add_flag("-V,--version", opt.version, "print versions of hmc, Kokkos and MPI, exit");
 }
 
+/// `hmc diagnose`: its own options; --config and --set fill the shared Options.
+struct DiagnoseOptions {
+  double tolerance = 1e-6;
+  int points = 10;
+  double rel_step = 3e-4;
+  bool all = false;
+};
+
+CLI::App* setup_diagnose(CLI::App& app, Options& opt, DiagnoseOptions& d) {
+  CLI::App* sub = app.add_subcommand(
+      "diagnose",
+      "check the model's gradient against finite differences at points drawn like the initial state;\n"
+      "  exit code 5 if it fails (docs/cli.md)");
+  sub->add_option("-c,--config", opt.config, "run config (JSON); see docs/config.md");
+  sub->add_option("-s,--set", opt.sets, "override a config key, as for a run");
+  sub->add_option("--tolerance", d.tolerance, "largest accepted relative error |a - fd| / max(|a|, |fd|, 1)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--points", d.points, "points to check: the starts of particles 0 .. N-1")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  sub->add_option("--step", d.rel_step, "finite-difference step, relative: step_j = STEP * max(1, |theta_j|)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_flag("--all", d.all, "print every point, not only the worst point of each coordinate");
+  return sub;
+}
+
 std::string version_text() {
   std::ostringstream os;
   os << "hmc " << hmc::version() << " (git " << hmc::git_hash() << ")\n"
@@ -57,6 +89,31 @@ std::string version_text() {
      << ", default execution space: " << hmc::ExecSpace::name() << "\n"
      << "MPI: " << hmc::parallel::mpi_library_version() << "\n";
   return os.str();
+}
+
+/// Settings that only make sense with the model's dimension in hand.
+void check_against_model(const json& c, int dim) {
+  const auto& init = c["sampler"]["init"];
+  const bool values = init["strategy"] == "values";
+  if (values != init.contains("values")) {
+    throw hmc::ConfigError(values ? "config error: /sampler/init/strategy \"values\" needs /sampler/init/values"
+                                  : "config error: /sampler/init/values needs /sampler/init/strategy \"values\"");
+  }
+  if (values && static_cast<int>(init["values"].size()) != dim) {
+    throw hmc::ConfigError("config error: /sampler/init/values has " + std::to_string(init["values"].size()) +
+                           " entries; the model has " + std::to_string(dim) + " unconstrained coordinates");
+  }
+  const auto superchains = c["diagnostics"]["superchains"].get<std::int64_t>();
+  const auto particles = c["sampler"]["particles"].get<std::int64_t>();
+  if (superchains > 0 && (superchains < 2 || particles % superchains != 0)) {
+    throw hmc::ConfigError("config error: /diagnostics/superchains must be at least 2 and divide /sampler/particles (" +
+                           std::to_string(particles) + "), got " + std::to_string(superchains));
+  }
+  if (c["sampler"]["adapt"]["metric"] == "dense" && dim > hmc::sampler::kMaxDenseDim) {
+    throw hmc::ConfigError("config error: /sampler/adapt/metric \"dense\" supports up to " +
+                           std::to_string(hmc::sampler::kMaxDenseDim) + " coordinates; the model has " +
+                           std::to_string(dim) + " (use \"diag\")");
+  }
 }
 
 /// Rank 0 reads config and data and checks them; everyone else learns the outcome.
@@ -68,7 +125,8 @@ int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt,
     try {
       resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
       const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
-      entry->check(resolved.config["model"], resolved.data);
+      const int dim = entry->check(resolved.config["model"], resolved.data);
+      check_against_model(resolved.config, dim);
       payload = json{{"config", resolved.config}, {"data", resolved.data}}.dump();
     } catch (const hmc::ConfigError& e) {
       std::cerr << "hmc: " << e.what() << "\n";
@@ -87,25 +145,6 @@ int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt,
     resolved.data = j["data"];
   }
   return hmc::kExitOk;
-}
-
-hmc::sampler::Settings settings_from(const json& c) {
-  hmc::sampler::Settings s;
-  const auto& sm = c["sampler"];
-  s.particles = sm["particles"].get<std::int64_t>();
-  s.warmup = sm["warmup"].get<int>();
-  s.draws = sm["draws"].get<int>();
-  s.thin = sm["thin"].get<int>();
-  s.step_size = sm["step_size"].get<double>();
-  s.leapfrog_steps = sm["leapfrog_steps"].get<int>();
-  s.temperature = sm["temperature"].get<double>();
-  s.init_strategy = sm["init"]["strategy"].get<std::string>();
-  s.init_radius = sm["init"]["radius"].get<double>();
-  s.seed = c["seed"].get<std::uint64_t>();
-  const int every = c["log"]["progress_every"].get<int>();
-  const int total = s.warmup + s.draws;
-  s.progress_every = every > 0 ? every : (total >= 10 ? total / 10 : 1);
-  return s;
 }
 
 void setup_logging(const hmc::parallel::MpiContext& mpi, const std::string& level) {
@@ -129,7 +168,7 @@ std::string utc_now() {
 }
 
 json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const std::vector<std::string>& argv,
-              const std::string& started) {
+              const std::string& started, const hmc::sampler::Adapted& adapted) {
   return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
           {"kokkos",
            {{"version", hmc::kokkos_version()},
@@ -139,6 +178,7 @@ json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const st
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
           {"seed", config["seed"]},
           {"started_utc", started},
+          {"adaptation", hmc::io::adaptation_json(adapted)},
           {"command_line", argv},
           {"config", config}};
 }
@@ -169,13 +209,13 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   }
   if ((code = mpi.broadcast(code)) != hmc::kExitOk) return code;
 
-  const auto settings = settings_from(config);
+  const auto settings = hmc::io::settings_from_config(config);
   const auto* entry = hmc::models::find_model(config["model"]["name"].get<std::string>());
   spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(), entry->name,
                settings.particles, mpi.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(), settings.seed);
   auto progress = [&](const hmc::sampler::Progress& p) {
-    spdlog::info("{} {:>{}}/{} | accept {:.3f} (rank 0) | {:.2f} s", p.warmup ? "warmup  " : "sampling", p.iteration,
-                 std::to_string(p.total).size(), p.total, p.accept_rate, p.elapsed_s);
+    spdlog::info("{} {:>{}}/{} | accept {:.3f} | step size {:.3g} | {:.2f} s", p.warmup ? "warmup  " : "sampling",
+                 p.iteration, std::to_string(p.total).size(), p.total, p.accept_rate, p.step_size, p.elapsed_s);
   };
 
   hmc::io::Timings t;
@@ -197,20 +237,114 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   if (!mpi.root()) return hmc::kExitOk;
 
   const auto w0 = Clock::now();
-  const auto params = hmc::diagnostics::summarize(out.all, out.names);
+  const int configured = config["diagnostics"]["superchains"].get<int>();
+  const int superchains = configured > 0 ? configured : hmc::diagnostics::default_superchains(settings.particles);
+  const auto params = hmc::diagnostics::summarize(out.all, out.names, superchains);
+  const auto warnings = hmc::diagnostics::warnings(out.all, params);
   const auto stats = hmc::io::sampler_stats(out.all, settings, mpi.size());
   try {
     hmc::io::write_draws_csv(dir + "/draws.csv", out.all, out.names);
-    hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv, started).dump(2) + "\n");
+    hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv, started, out.all.adapted).dump(2) + "\n");
     t.write = std::chrono::duration<double>(Clock::now() - w0).count();
     t.total = std::chrono::duration<double>(Clock::now() - t0).count();
-    hmc::io::write_file_atomic(dir + "/summary.json", hmc::io::summary_json(params, stats, t).dump(2) + "\n");
+    hmc::io::write_file_atomic(dir + "/summary.json",
+                               hmc::io::summary_json(params, stats, t, out.all.adapted, warnings).dump(2) + "\n");
   } catch (const hmc::RunError& e) {
     report_error(mpi, e.what());
     return hmc::kExitRunError;
   }
-  std::cout << hmc::io::summary_table(params, stats, t) << std::flush;
+  std::cout << hmc::io::summary_table(params, stats, t, out.all.adapted, warnings) << std::flush;
   spdlog::info("results in {}/ (draws.csv, summary.json, run.json)", dir);
+  return hmc::kExitOk;
+}
+
+std::string format_number(const char* fmt, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+/// The gradient-check table: one row per coordinate at its worst point (or every
+/// point with --all), then the log-density consistency and the verdict.
+std::string gradient_table(const std::string& model, const hmc::sampler::Settings& s, const DiagnoseOptions& d,
+                           const hmc::models::DiagnoseOutput& out) {
+  const auto& c = out.check;
+  std::ostringstream os;
+  os << "gradient check of " << model << ": " << c.dim() << " unconstrained coordinates at " << c.points()
+     << " points, the starts of particles 0.." << c.points() - 1 << " (seed " << s.seed << ", init radius "
+     << s.init_radius << (s.init_values.empty() ? "" : " around /sampler/init/values") << ")\n"
+     << "sixth-order central differences, step " << d.rel_step << " * max(1, |theta_j|); relative error "
+     << "|analytic - fd| / max(|analytic|, |fd|, 1); tolerance " << d.tolerance << "\n\n";
+  std::size_t width = std::string("coordinate").size();
+  for (const auto& l : out.labels) width = std::max(width, l.size());
+  auto line = [&](const std::string& label, const std::string& particle, double a, double fd, double err) {
+    os << std::left << std::setw(static_cast<int>(width)) << label << std::right << std::setw(10) << particle
+       << std::setw(20) << format_number("%.10g", a) << std::setw(20) << format_number("%.10g", fd) << std::setw(12)
+       << format_number("%.2g", err) << (err <= d.tolerance ? "" : "  FAILED") << "\n";
+  };
+  os << std::left << std::setw(static_cast<int>(width)) << "coordinate" << std::right << std::setw(10) << "particle"
+     << std::setw(20) << "analytic" << std::setw(20) << "finite_diff" << std::setw(12) << "rel_error"
+     << "\n";
+  for (int j = 0; j < c.dim(); ++j) {
+    int worst = 0;
+    for (int i = 0; i < c.points(); ++i) {
+      if (d.all) line(out.labels[j], std::to_string(i), c.analytic(i, j), c.finite_diff(i, j), c.error(i, j));
+      if (!(c.error(i, j) <= c.error(worst, j))) worst = i;
+    }
+    if (!d.all)
+      line(out.labels[j], std::to_string(worst), c.analytic(worst, j), c.finite_diff(worst, j), c.error(worst, j));
+  }
+  int worst_lp = 0;
+  for (int i = 0; i < c.points(); ++i)
+    if (!(c.lp_error(i) <= c.lp_error(worst_lp))) worst_lp = i;
+  os << "\nlog_density vs the value of log_density_gradient: largest relative difference "
+     << format_number("%.2g", c.lp_error(worst_lp)) << " (particle " << worst_lp << ", log density "
+     << format_number("%.10g", c.lp(worst_lp)) << ")\n";
+  os << "largest relative error " << format_number("%.2g", c.max_error()) << ": "
+     << (c.passed(d.tolerance) ? "passed" : "FAILED") << "\n";
+  return os.str();
+}
+
+/// One line for stderr on failure: where the largest error is.
+std::string gradient_failure(const hmc::models::DiagnoseOutput& out, double tolerance) {
+  const auto& c = out.check;
+  for (int i = 0; i < c.points(); ++i) {
+    if (!std::isfinite(c.lp(i)) || !std::isfinite(c.lp_gradient(i))) {
+      return "log density is not finite at the start of particle " + std::to_string(i);
+    }
+  }
+  int wi = 0, wj = -1;
+  double worst = 0.0;
+  for (int i = 0; i < c.points(); ++i) {
+    if (!(c.lp_error(i) <= worst)) worst = c.lp_error(i), wi = i, wj = -1;
+    for (int j = 0; j < c.dim(); ++j)
+      if (!(c.error(i, j) <= worst)) worst = c.error(i, j), wi = i, wj = j;
+  }
+  const std::string where = wj < 0 ? "log_density and log_density_gradient disagree" : out.labels[wj];
+  return where + " at the start of particle " + std::to_string(wi) + ": relative error " +
+         format_number("%.2g", worst) + " > tolerance " + format_number("%g", tolerance);
+}
+
+/// `hmc diagnose`: config and data are resolved as for a run (same errors, same exit
+/// codes on every rank); the check itself runs on rank 0 only.
+int run_diagnose(const hmc::parallel::MpiContext& mpi, const Options& opt, const DiagnoseOptions& d) {
+  if (opt.config.empty()) {
+    if (mpi.root()) std::cerr << "hmc: config error: --config FILE is required (see hmc diagnose --help)\n";
+    return hmc::kExitConfigError;
+  }
+  hmc::io::ResolvedConfig resolved;
+  if (const int code = resolve_everywhere(mpi, opt, resolved); code != hmc::kExitOk) return code;
+  if (!mpi.root()) return hmc::kExitOk;
+  const json& config = resolved.config;
+  const auto settings = hmc::io::settings_from_config(config);
+  const auto* entry = hmc::models::find_model(config["model"]["name"].get<std::string>());
+  const auto out =
+      entry->diagnose(hmc::models::DiagnoseRequest{config["model"], resolved.data, settings, d.points, d.rel_step});
+  std::cout << gradient_table(entry->name, settings, d, out) << std::flush;
+  if (!out.check.passed(d.tolerance)) {
+    std::cerr << "hmc: gradient check failed: " << gradient_failure(out, d.tolerance) << "\n";
+    return hmc::kExitGradientCheck;
+  }
   return hmc::kExitOk;
 }
 
@@ -218,6 +352,8 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
   CLI::App app{"hmc"};
   Options opt;
   setup_cli(app, opt);
+  DiagnoseOptions diagnose_opt;
+  CLI::App* diagnose = setup_diagnose(app, opt, diagnose_opt);
   std::ostringstream sink;
   try {
     app.parse(argc, argv);
@@ -238,6 +374,7 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
     }
     return hmc::kExitOk;
   }
+  if (diagnose->parsed()) return run_diagnose(mpi, opt, diagnose_opt);
   if (opt.config.empty()) {
     if (mpi.root()) std::cerr << "hmc: config error: --config FILE is required (see hmc --help)\n";
     return hmc::kExitConfigError;

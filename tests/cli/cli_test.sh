@@ -82,12 +82,53 @@ case_options() {
   [[ $(grep -c '^hmc ' <<<"$out") -eq 1 ]] && pass "one --version under MPI" || fail "under MPI: $out"
   # A finished run: summary.json has the documented fields and sane values.
   "$HMC" --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set "output.dir=$work/run" --set sampler.particles=64 \
-    --set sampler.draws=50 --set sampler.warmup=50 >/dev/null 2>&1 || fail "small run failed"
+    --set sampler.draws=50 --set sampler.thin=1 --set sampler.warmup=50 >/dev/null 2>&1 || fail "small run failed"
   for key in '"mcse_mean"' '"acceptance_rate"' '"grad_evals_per_s"' '"timings_s"' '"divergences"'; do
     grep -q "$key" "$work/run/summary.json" || fail "summary.json lacks $key"
   done
   grep -q '"git"' "$work/run/run.json" && grep -q '"backends"' "$work/run/run.json" || fail "run.json incomplete"
   [[ $(wc -l <"$work/run/draws.csv") -eq $((64 * 50 + 1)) ]] && pass "draws.csv rows" || fail "draws.csv rows"
+}
+
+case_diagnose() {
+  # `hmc diagnose` on every shipped config (models added later are covered too): exit 0
+  # and a table with a row per coordinate.
+  local cfg name out bad="$HMC_SOURCE_DIR/tests/cli/bad"
+  cd "$work" || exit 1
+  for cfg in "$HMC_SOURCE_DIR"/configs/*.json; do
+    name=$(basename "$cfg" .json)
+    if ! out=$("$HMC" diagnose --config "$cfg" --set output.dir=SHOULD_NOT_EXIST 2>"$work/$name.diag.err"); then
+      fail "diagnose $name: exit $?: $(tail -3 "$work/$name.diag.err") $(tail -5 <<<"$out")"; continue
+    fi
+    if grep -qE '^coordinate +particle +analytic +finite_diff +rel_error$' <<<"$out" && grep -q '^theta\[1\]' <<<"$out" \
+        && grep -q '^largest relative error .*: passed$' <<<"$out"; then
+      pass "diagnose $name"
+    else
+      fail "diagnose $name: no table: $out"
+    fi
+  done
+  # Options reach the check: points, --set, every point with --all.
+  out=$("$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/harmonic_oscillator.json" --points 3 --all \
+        --set sampler.init.radius=0.5) || fail "diagnose --all exited $?"
+  [[ $(grep -c '^theta\[' <<<"$out") -eq 12 ]] && grep -q 'at 3 points' <<<"$out" && grep -q 'init radius 0.5' <<<"$out" \
+    && pass "diagnose --points 3 --all --set" || fail "diagnose --points 3 --all --set: $out"
+  # A tolerance no finite difference meets: exit 5, one error line naming the place.
+  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: relative error' \
+    -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --tolerance 1e-300
+  # Config and data errors exactly as for a run.
+  expect_exit 2 'unknown key /sampler/particle .*did you mean /sampler/particles' -- "$HMC" diagnose --config "$bad/unknown_key.json"
+  expect_exit 3 'no_such_tosses\.json' -- "$HMC" diagnose --config "$bad/missing_data.json"
+  expect_exit 2 'config error: --config FILE is required' -- "$HMC" diagnose
+  expect_exit 2 'points' -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --points 0
+  expect_exit 2 'unknown key /sampler/leapfrog' -- "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" diagnose \
+    --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.leapfrog=3
+  # Under MPI only rank 0 checks and prints.
+  out=$("$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" 2>&1) \
+    || fail "diagnose under MPI exited $?"
+  [[ $(grep -c '^coordinate' <<<"$out") -eq 1 ]] && pass "one diagnose table under MPI" || fail "under MPI: $out"
+  # A plain run is unchanged by the subcommand.
+  "$HMC" --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --validate >/dev/null || fail "--validate after diagnose"
+  if [[ -e SHOULD_NOT_EXIST ]]; then fail "diagnose created an output directory"; else pass "no output directory"; fi
 }
 
 case_reproducible() {

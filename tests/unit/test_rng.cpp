@@ -42,6 +42,15 @@ TEST(Philox, KnownAnswersHost) {
   }
 }
 
+void philox_on_device(const Kokkos::View<std::uint32_t* [6]>& in, const Kokkos::View<std::uint32_t* [4]>& out) {
+  Kokkos::parallel_for(
+      "test::philox", Kokkos::RangePolicy<hmc::ExecSpace>(0, 3), KOKKOS_LAMBDA(const int i) {
+        const auto r =
+            hmc::rng::philox4x32_10(Philox4x32{{in(i, 0), in(i, 1), in(i, 2), in(i, 3)}}, in(i, 4), in(i, 5));
+        for (int w = 0; w < 4; ++w) out(i, w) = r.v[w];
+      });
+}
+
 TEST(Philox, KnownAnswersDevice) {
   Kokkos::View<std::uint32_t* [4]> out("out", 3);
   Kokkos::View<std::uint32_t* [6]> in("in", 3);
@@ -52,12 +61,7 @@ TEST(Philox, KnownAnswersDevice) {
     h_in(i, 5) = kKats[i].k1;
   }
   Kokkos::deep_copy(in, h_in);
-  Kokkos::parallel_for(
-      "test::philox", Kokkos::RangePolicy<hmc::ExecSpace>(0, 3), KOKKOS_LAMBDA(const int i) {
-        const auto r =
-            hmc::rng::philox4x32_10(Philox4x32{{in(i, 0), in(i, 1), in(i, 2), in(i, 3)}}, in(i, 4), in(i, 5));
-        for (int w = 0; w < 4; ++w) out(i, w) = r.v[w];
-      });
+  philox_on_device(in, out);
   auto h_out = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   for (int i = 0; i < 3; ++i)
     for (int w = 0; w < 4; ++w) EXPECT_EQ(h_out(i, w), kKats[i].expected.v[w]) << "vector " << i << " word " << w;

@@ -33,8 +33,8 @@ TEST(Summary, MeanSdAndParticleBatchMcse) {
   EXPECT_DOUBLE_EQ(s.mean, 1.5);
   // values -1,1,0,2,1,3,2,4: sum of squares about 1.5 = 18 -> var 18/7
   EXPECT_NEAR(s.sd, std::sqrt(18.0 / 7.0), 1e-14);
-  // sd of the means {0,1,2,3} = sqrt(5/3); / sqrt(4)
-  EXPECT_NEAR(s.mcse_mean, std::sqrt(5.0 / 3.0) / 2.0, 1e-14);
+  // per-particle mean squared deviations about 1.5: {3.25, 1.25, 1.25, 3.25}, sd sqrt(4/3)
+  EXPECT_NEAR(s.mcse_sd, std::sqrt(4.0 / 3.0) / 2.0 / (2.0 * std::sqrt(18.0 / 7.0)), 1e-14);
 }
 
 TEST(Summary, McseMatchesTheSpreadOfIndependentRepeats) {

@@ -18,7 +18,7 @@ using Vec = std::vector<double>;
 // A host vector as the accessor the transforms take.
 struct V {
   double* p;
-  double& operator()(int i) const { return p[i]; }
+  KOKKOS_INLINE_FUNCTION double& operator()(int i) const { return p[i]; }
 };
 V acc(Vec& v) { return V{v.data()}; }
 
@@ -196,9 +196,7 @@ TEST(Transforms, OrderedRoundTripJacobianGradient) {
   }
 }
 
-TEST(Transforms, RunInsideKernels) {
-  Kokkos::View<double**> buf("buf", 64, 8);
-  Kokkos::View<double*> err("err", 64);
+void transforms_on_device(const Kokkos::View<double**>& buf, const Kokkos::View<double*>& err) {
   Kokkos::parallel_for(
       "test::transforms", Kokkos::RangePolicy<hmc::ExecSpace>(0, 64), KOKKOS_LAMBDA(const int i) {
         const hmc::Row r = hmc::row(buf, i);
@@ -214,6 +212,12 @@ TEST(Transforms, RunInsideKernels) {
                  hmc::math::fabs(
                      hmc::transform::interval_inverse(hmc::transform::interval_forward(y0, 1.0, 2.0), 1.0, 2.0) - y0);
       });
+}
+
+TEST(Transforms, RunInsideKernels) {
+  Kokkos::View<double**> buf("buf", 64, 8);
+  Kokkos::View<double*> err("err", 64);
+  transforms_on_device(buf, err);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), err);
   for (int i = 0; i < 64; ++i) EXPECT_LT(h(i), 1e-12) << i;
 }

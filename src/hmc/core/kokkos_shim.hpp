@@ -20,6 +20,7 @@
 
 namespace hmc::math {
 
+using HMC_KOKKOS_MATH_NS::ceil;
 using HMC_KOKKOS_MATH_NS::cos;
 using HMC_KOKKOS_MATH_NS::exp;
 using HMC_KOKKOS_MATH_NS::expm1;
@@ -28,6 +29,8 @@ using HMC_KOKKOS_MATH_NS::isfinite;
 using HMC_KOKKOS_MATH_NS::isnan;
 using HMC_KOKKOS_MATH_NS::log;
 using HMC_KOKKOS_MATH_NS::log1p;
+using HMC_KOKKOS_MATH_NS::nearbyint;
+using HMC_KOKKOS_MATH_NS::pow;
 using HMC_KOKKOS_MATH_NS::sin;
 using HMC_KOKKOS_MATH_NS::sqrt;
 

@@ -1,5 +1,7 @@
 #include "hmc/diagnostics/summary.hpp"
 
+#include "hmc/diagnostics/convergence.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,6 +24,12 @@ double standard_error(const std::vector<double>& means) {
   return std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
 }
 
+ChainDraws chains_of(const sampler::LocalDraws& all, int k) {
+  return ChainDraws{all.draws.data() + k, static_cast<int>(all.draws.extent(0)), static_cast<int>(all.draws.extent(1)),
+                    static_cast<std::ptrdiff_t>(all.draws.extent(1) * all.draws.extent(2)),
+                    static_cast<std::ptrdiff_t>(all.draws.extent(2))};
+}
+
 }  // namespace
 
 double quantile(std::vector<double>& values, double prob) {
@@ -35,10 +43,10 @@ double quantile(std::vector<double>& values, double prob) {
   return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
-ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name) {
+ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name, int superchains) {
   const std::size_t particles = all.draws.extent(0), draws = all.draws.extent(1);
   const std::size_t total = particles * draws;
-  ParameterSummary s{name, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  ParameterSummary s{name, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   if (total == 0) return s;
 
   std::vector<double> values(total);
@@ -54,18 +62,22 @@ ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, cons
   // Batches: one per particle, or ⌊√n⌋ consecutive blocks of a lone particle's draws.
   const std::size_t batches = particles > 1 ? particles : static_cast<std::size_t>(std::sqrt(double(draws)));
   const std::size_t per_batch = batches > 0 ? total / batches : 0;
-  std::vector<double> batch_mean, batch_msd;
+  std::vector<double> batch_msd;
   for (std::size_t b = 0; b < batches && per_batch > 0; ++b) {
-    double m = 0.0, v = 0.0;
-    for (std::size_t j = b * per_batch; j < (b + 1) * per_batch; ++j) {
-      m += values[j];
-      v += (values[j] - mean) * (values[j] - mean);
-    }
-    batch_mean.push_back(m / static_cast<double>(per_batch));
+    double v = 0.0;
+    for (std::size_t j = b * per_batch; j < (b + 1) * per_batch; ++j) v += (values[j] - mean) * (values[j] - mean);
     batch_msd.push_back(v / static_cast<double>(per_batch));
   }
-  s.mcse_mean = standard_error(batch_mean);
   s.mcse_sd = s.sd > 0.0 ? standard_error(batch_msd) / (2.0 * s.sd) : kNaN;
+
+  const ChainDraws chains = chains_of(all, k);
+  s.mcse_mean = mcse_mean(chains);
+  s.mcse_q5 = mcse_quantile(chains, 0.05);
+  s.mcse_q95 = mcse_quantile(chains, 0.95);
+  s.ess_bulk = ess_bulk(chains);
+  s.ess_tail = ess_tail(chains);
+  s.rhat = rhat(chains);
+  s.rhat_nested = superchains >= 2 ? rhat_nested(chains, superchains) : kNaN;
 
   s.q5 = quantile(values, 0.05);
   s.q50 = quantile(values, 0.50);
@@ -73,9 +85,75 @@ ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, cons
   return s;
 }
 
-std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names) {
+std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names,
+                                        int superchains) {
   std::vector<ParameterSummary> out;
-  for (std::size_t k = 0; k < names.size(); ++k) out.push_back(summarize_parameter(all, static_cast<int>(k), names[k]));
+  for (std::size_t k = 0; k < names.size(); ++k)
+    out.push_back(summarize_parameter(all, static_cast<int>(k), names[k], superchains));
+  return out;
+}
+
+int default_superchains(std::int64_t particles) {
+  const std::int64_t cap = std::min<std::int64_t>(64, particles / 2);
+  for (std::int64_t k = cap; k >= 2; --k)
+    if (particles % k == 0) return static_cast<int>(k);
+  return 1;
+}
+
+std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vector<ParameterSummary>& params) {
+  std::vector<std::string> out;
+  const std::size_t particles = all.draws.extent(0), draws = all.draws.extent(1);
+  for (const auto& p : params) {
+    if (std::isfinite(p.rhat) && p.rhat > 1.01) {
+      out.push_back(p.name + ": R-hat " + std::to_string(p.rhat) +
+                    " > 1.01: the particles do not agree yet (more "
+                    "warmup, or check for multiple modes)");
+    }
+  }
+  double div = 0.0;
+  for (std::size_t i = 0; i < all.divergences.extent(0); ++i) div += all.divergences(i);
+  if (div > 0) {
+    out.push_back(std::to_string(static_cast<long long>(div)) +
+                  " divergent transitions after warmup: the posterior may be biased (smaller step size, "
+                  "higher target_accept, or reparametrise)");
+  }
+  if (all.energy.extent(0) == particles && draws >= 2) {
+    std::size_t low = 0;
+    for (std::size_t i = 0; i < particles; ++i) {
+      const double b = e_bfmi(all.energy.data() + i * draws, static_cast<int>(draws), 1);
+      if (std::isfinite(b) && b < 0.3) ++low;
+    }
+    if (low > 0) {
+      out.push_back("E-BFMI below 0.3 for " + std::to_string(low) + " of " + std::to_string(particles) +
+                    " particles: momentum resampling explores the energy poorly (heavy tails?)");
+    }
+  }
+  // Separated modes: particle means far apart compared with the particles' own spread.
+  if (particles >= 4 && draws >= 2) {
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      std::vector<double> means(particles);
+      double within = 0.0;
+      for (std::size_t i = 0; i < particles; ++i) {
+        double m = 0.0, v = 0.0;
+        for (std::size_t d = 0; d < draws; ++d) m += all.draws(i, d, k);
+        m /= static_cast<double>(draws);
+        for (std::size_t d = 0; d < draws; ++d) v += (all.draws(i, d, k) - m) * (all.draws(i, d, k) - m);
+        means[i] = m;
+        within += v / static_cast<double>(draws - 1);
+      }
+      const double sw = std::sqrt(within / static_cast<double>(particles));
+      std::vector<double> sorted = means;
+      const double median = quantile(sorted, 0.5);
+      std::size_t far = 0;
+      for (double m : means)
+        if (sw > 0.0 && std::abs(m - median) > 5.0 * sw) ++far;
+      if (far >= std::max<std::size_t>(2, particles / 100)) {
+        out.push_back(params[k].name + ": " + std::to_string(far) + " of " + std::to_string(particles) +
+                      " particles sit more than 5 within-particle sds from the median particle: the ensemble has "
+                      "split into separated modes (e.g. label switching); summaries mix them");
+      }
+    }
+  }
   return out;
 }
 

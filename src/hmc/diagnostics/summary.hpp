@@ -1,14 +1,15 @@
 #pragma once
 /// \file
-/// \brief Posterior summaries of a gathered ensemble (host, rank 0).
+/// \brief Posterior summaries and convergence diagnostics of a gathered ensemble
+/// (host, rank 0). Each particle is one chain.
 ///
-/// MCSE of the mean ("particle batch means"): the particles are independent chains
-/// with equal numbers of draws, so the ensemble mean is the mean of the N
-/// per-particle means m_i and its standard error is sd(m_1..m_N) / √N — valid
-/// whatever the autocorrelation within a particle. With a single particle the draws
-/// are cut into ⌊√n⌋ consecutive batches and the same formula is applied to the
-/// batch means. MCSE of the sd comes from the per-particle mean squared deviations
-/// v_i about the ensemble mean: se(var) = sd(v_i) / √N and se(sd) = se(var) / (2 sd).
+/// mean, sd, quantiles (type 7) pool all draws. R-hat, ESS and the MCSEs of the mean
+/// and of the 5%/95% quantiles follow Vehtari et al. (2021) as ArviZ computes them;
+/// nested R-hat follows Margossian et al. (2024) (diagnostics/convergence.hpp).
+/// MCSE of the sd ("particle batch means"): the particles are independent chains, so
+/// with v_i the mean squared deviation of particle i's draws about the ensemble mean,
+/// se(var) = sd(v_1..v_N) / √N and se(sd) = se(var) / (2 sd); a lone particle is cut
+/// into ⌊√n⌋ consecutive batches instead.
 
 #include "hmc/sampler/run.hpp"
 
@@ -19,17 +20,30 @@ namespace hmc::diagnostics {
 
 struct ParameterSummary {
   std::string name;
-  double mean, sd, q5, q50, q95, mcse_mean, mcse_sd;
+  double mean, sd, q5, q50, q95;
+  double mcse_mean, mcse_sd, mcse_q5, mcse_q95;
+  double ess_bulk, ess_tail, rhat, rhat_nested;
 };
 
 /// \brief Quantile with linear interpolation between order statistics (numpy's
 /// default, Hyndman & Fan type 7). Reorders `values`.
 double quantile(std::vector<double>& values, double prob);
 
-/// \brief Summary of parameter k of the gathered draws [particle][draw][param].
-ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name);
+/// \brief Summary of parameter k of the gathered draws [particle][draw][param];
+/// `superchains` groups consecutive particles for nested R-hat (0: not computed).
+ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name,
+                                     int superchains = 0);
 
 /// \brief One summary per parameter.
-std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names);
+std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names,
+                                        int superchains = 0);
+
+/// \brief The default superchain count for N particles: the largest divisor of N that
+/// is at most min(64, N / 2) — 1 (no nested R-hat) when N is prime or below 4.
+int default_superchains(std::int64_t particles);
+
+/// \brief Whole-run checks, each a readable sentence: R-hat > 1.01, divergences,
+/// E-BFMI < 0.3, and particles stuck in separated modes.
+std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vector<ParameterSummary>& params);
 
 }  // namespace hmc::diagnostics

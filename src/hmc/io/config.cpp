@@ -279,4 +279,33 @@ ResolvedConfig resolve_config(const std::string& path, const std::vector<std::st
   return out;
 }
 
+sampler::Settings settings_from_config(const json& c) {
+  sampler::Settings s;
+  const auto& sm = c["sampler"];
+  s.particles = sm["particles"].get<std::int64_t>();
+  s.warmup = sm["warmup"].get<int>();
+  s.draws = sm["draws"].get<int>();
+  s.thin = sm["thin"].get<int>();
+  s.step_size = sm["step_size"].get<double>();
+  s.leapfrog_steps = sm["leapfrog_steps"].get<int>();
+  s.temperature = sm["temperature"].get<double>();
+  s.init_strategy = sm["init"]["strategy"].get<std::string>();
+  s.init_radius = sm["init"]["radius"].get<double>();
+  if (sm["init"].contains("values")) s.init_values = sm["init"]["values"].get<std::vector<double>>();
+  const auto& ad = sm["adapt"];
+  s.adapt.enabled = ad["enabled"].get<bool>();
+  s.adapt.target_accept = ad["target_accept"].get<double>();
+  s.adapt.metric = ad["metric"].get<std::string>();
+  s.adapt.trajectory = ad["trajectory"].get<std::string>();
+  s.adapt.max_leapfrog = ad["max_leapfrog"].get<int>();
+  s.adapt.init_buffer = ad["init_buffer"].get<int>();
+  s.adapt.term_buffer = ad["term_buffer"].get<int>();
+  s.adapt.base_window = ad["base_window"].get<int>();
+  s.seed = c["seed"].get<std::uint64_t>();
+  const int every = c["log"]["progress_every"].get<int>();
+  const int total = s.warmup + s.draws;
+  s.progress_every = every > 0 ? every : (total >= 10 ? total / 10 : 1);
+  return s;
+}
+
 }  // namespace hmc::io

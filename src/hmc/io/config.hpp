@@ -3,6 +3,7 @@
 /// \brief Reading, overriding, validating and resolving a run's JSON config.
 
 #include "hmc/io/schema.hpp"
+#include "hmc/sampler/settings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,9 @@ nlohmann::json load_data(const nlohmann::json& config);
 /// \brief read + overrides + validate + load data, in that order.
 ResolvedConfig resolve_config(const std::string& path, const std::vector<std::string>& overrides,
                               const std::vector<std::string>& model_names, const ModelKeys& model_keys);
+
+/// \brief The sampler's settings from a resolved config.
+sampler::Settings settings_from_config(const nlohmann::json& config);
 
 /// \brief Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);

@@ -65,6 +65,11 @@ SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settin
   st.temperature = s.temperature;
   st.seed = s.seed;
   st.grad_evals = all.grad_evals;
+  double steps = 0.0;
+  for (std::size_t i = 0; i < all.n_leapfrog.extent(0); ++i)
+    for (std::size_t d = 0; d < all.n_leapfrog.extent(1); ++d) steps += all.n_leapfrog(i, d);
+  const double recorded = static_cast<double>(all.n_leapfrog.extent(0) * all.n_leapfrog.extent(1));
+  st.mean_leapfrog_steps = recorded > 0 ? steps / recorded : 0.0;
   double accept = 0.0, div = 0.0;
   for (std::size_t i = 0; i < all.accept_sum.extent(0); ++i) {
     accept += all.accept_sum(i);
@@ -87,7 +92,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names) {
   const std::string tmp = temp_name(path);
   auto f = open_for_write(tmp, path);
-  std::string header = "particle,draw,lp,accept_prob,divergent";
+  std::string header = "particle,draw,lp,accept_prob,step_size,n_leapfrog,divergent,energy";
   for (const auto& n : names) header += "," + n;
   header += "\n";
   std::fputs(header.c_str(), f.get());
@@ -106,7 +111,10 @@ void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, co
       line.append(buf, static_cast<std::size_t>(len));
       append(all.lp(i, d));
       append(all.accept_prob(i, d));
+      append(all.adapted.step_size);
+      line += "," + std::to_string(static_cast<long long>(all.n_leapfrog(i, d)));
       line += all.divergent(i, d) != 0.0 ? ",1" : ",0";
+      append(all.energy(i, d));
       for (std::size_t k = 0; k < params; ++k) append(all.draws(i, d, k));
       line += '\n';
       std::fwrite(line.data(), 1, line.size(), f.get());
@@ -116,12 +124,23 @@ void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, co
   commit(tmp, path);
 }
 
-json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t) {
+json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t,
+                  const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
   json p = json::object();
   for (const auto& s : params) {
-    p[s.name] = {{"mean", number(s.mean)},      {"sd", number(s.sd)},   {"q5", number(s.q5)},
-                 {"q50", number(s.q50)},        {"q95", number(s.q95)}, {"mcse_mean", number(s.mcse_mean)},
-                 {"mcse_sd", number(s.mcse_sd)}};
+    p[s.name] = {{"mean", number(s.mean)},
+                 {"sd", number(s.sd)},
+                 {"q5", number(s.q5)},
+                 {"q50", number(s.q50)},
+                 {"q95", number(s.q95)},
+                 {"mcse_mean", number(s.mcse_mean)},
+                 {"mcse_sd", number(s.mcse_sd)},
+                 {"mcse_q5", number(s.mcse_q5)},
+                 {"mcse_q95", number(s.mcse_q95)},
+                 {"ess_bulk", number(s.ess_bulk)},
+                 {"ess_tail", number(s.ess_tail)},
+                 {"rhat", number(s.rhat)},
+                 {"rhat_nested", number(s.rhat_nested)}};
   }
   // nlohmann::json sorts object keys; keep the parameters in model order as well.
   json order = json::array();
@@ -129,6 +148,7 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
   return {
       {"parameters", p},
       {"parameter_order", order},
+      {"warnings", warnings},
       {"sampler",
        {{"particles", st.particles},
         {"ranks", st.ranks},
@@ -137,10 +157,12 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
         {"thin", st.thin},
         {"acceptance_rate", number(st.acceptance_rate)},
         {"divergences", st.divergences},
-        {"step_size", st.step_size},
+        {"step_size", adapted.step_size},
         {"leapfrog_steps", st.leapfrog_steps},
+        {"mean_leapfrog_steps", number(st.mean_leapfrog_steps)},
         {"temperature", st.temperature},
         {"seed", st.seed}}},
+      {"adaptation", adaptation_json(adapted)},
       {"timings_s",
        {{"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}}},
       {"throughput",
@@ -148,31 +170,54 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
         {"grad_evals_per_s", number(t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : NAN)}}}};
 }
 
+json adaptation_json(const sampler::Adapted& a) {
+  json metric = a.inv_metric;
+  if (a.metric == "dense") {
+    const auto d = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(a.inv_metric.size()))));
+    metric = json::array();
+    for (std::size_t i = 0; i < d; ++i)
+      metric.push_back(std::vector<double>(a.inv_metric.begin() + i * d, a.inv_metric.begin() + (i + 1) * d));
+  }
+  return {{"step_size", a.step_size},
+          {"metric", a.metric},
+          {"inv_metric", metric},
+          {"trajectory", a.trajectory},
+          {"trajectory_length", a.trajectory_length},
+          {"leapfrog_steps", a.leapfrog_steps}};
+}
+
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st,
-                          const Timings& t) {
+                          const Timings& t, const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
   std::string out;
-  char buf[256];
+  char buf[512];
   std::size_t width = 9;
   for (const auto& s : params) width = std::max(width, s.name.size());
-  std::snprintf(buf, sizeof buf, "%-*s %12s %12s %12s %12s %12s %12s\n", static_cast<int>(width), "parameter", "mean",
-                "sd", "q5", "q50", "q95", "mcse_mean");
+  std::snprintf(buf, sizeof buf, "%-*s %11s %11s %11s %11s %11s %10s %6s %8s %8s\n", static_cast<int>(width),
+                "parameter", "mean", "sd", "q5", "q50", "q95", "mcse_mean", "rhat", "ess_bulk", "ess_tail");
   out += buf;
   for (const auto& s : params) {
-    std::snprintf(buf, sizeof buf, "%-*s %12.5g %12.5g %12.5g %12.5g %12.5g %12.3g\n", static_cast<int>(width),
-                  s.name.c_str(), s.mean, s.sd, s.q5, s.q50, s.q95, s.mcse_mean);
+    std::snprintf(buf, sizeof buf, "%-*s %11.5g %11.5g %11.5g %11.5g %11.5g %10.3g %6.3f %8.0f %8.0f\n",
+                  static_cast<int>(width), s.name.c_str(), s.mean, s.sd, s.q5, s.q50, s.q95, s.mcse_mean, s.rhat,
+                  s.ess_bulk, s.ess_tail);
     out += buf;
   }
   std::snprintf(buf, sizeof buf,
-                "\n%lld particles on %d rank(s), %d warmup + %d draws (thin %d), step size %g, %d leapfrog steps\n"
+                "\n%lld particles on %d rank(s), %d warmup + %d draws (thin %d); step size %.4g, %s metric, %s\n"
                 "acceptance rate %.3f, %lld divergent transitions after warmup\n",
-                static_cast<long long>(st.particles), st.ranks, st.warmup, st.draws, st.thin, st.step_size,
-                st.leapfrog_steps, st.acceptance_rate, static_cast<long long>(st.divergences));
+                static_cast<long long>(st.particles), st.ranks, st.warmup, st.draws, st.thin, adapted.step_size,
+                adapted.metric.c_str(),
+                adapted.trajectory == "chees" ? ("ChEES path length " + std::to_string(adapted.trajectory_length) +
+                                                 " (mean " + std::to_string(st.mean_leapfrog_steps) + " steps)")
+                                                    .c_str()
+                                              : (std::to_string(adapted.leapfrog_steps) + " leapfrog steps").c_str(),
+                st.acceptance_rate, static_cast<long long>(st.divergences));
   out += buf;
   std::snprintf(buf, sizeof buf,
                 "time %.3f s (setup %.3f, sampling %.3f, gather %.3f, write %.3f); %.3g gradient evaluations/s\n",
                 t.total, t.setup, t.sampling, t.gather, t.write,
                 t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : 0.0);
   out += buf;
+  for (const auto& w : warnings) out += "warning: " + w + "\n";
   return out;
 }
 

@@ -32,6 +32,7 @@ struct SamplerStats {
   double temperature = 1.0;
   std::uint64_t seed = 0;
   std::int64_t grad_evals = 0;
+  double mean_leapfrog_steps = 0.0;  ///< over recorded draws (jittered with ChEES)
 };
 
 SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settings& s, int ranks);
@@ -43,11 +44,15 @@ void write_file_atomic(const std::string& path, const std::string& content);
 void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names);
 
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
-                            const Timings& t);
+                            const Timings& t, const sampler::Adapted& adapted,
+                            const std::vector<std::string>& warnings);
+
+/// \brief What warmup settled on, for summary.json and run.json.
+nlohmann::json adaptation_json(const sampler::Adapted& adapted);
 
 /// \brief The table rank 0 prints at the end of a run.
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
-                          const Timings& t);
+                          const Timings& t, const sampler::Adapted& adapted, const std::vector<std::string>& warnings);
 
 /// \brief Creates the output directory (and parents). Returns true if it did not exist.
 /// Throws RunError naming the directory when it cannot be created or written.

@@ -81,10 +81,94 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        {},
        {},
        false,
-       {"uniform"},
+       {"uniform", "values"},
        false,
-       "uniform: each coordinate uniform in (-radius, radius), unconstrained scale"});
+       "uniform: each coordinate uniform in (-radius, radius), unconstrained scale; values: uniform in "
+       "(-radius, radius) around /sampler/init/values"});
   add({"/sampler/init/radius", K::kNumber, 2.0, 0.0, {}, true, {}, false, "half-width of the uniform initialisation"});
+  add({"/sampler/init/values",
+       K::kNumberArray,
+       nullptr,
+       {},
+       {},
+       false,
+       {},
+       false,
+       "unconstrained starting point (one value per unconstrained coordinate) for strategy values"});
+
+  add({"/sampler/adapt", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "warmup adaptation"});
+  add({"/sampler/adapt/enabled",
+       K::kBoolean,
+       true,
+       {},
+       {},
+       false,
+       {},
+       false,
+       "adapt step size, metric and path length during warmup"});
+  add({"/sampler/adapt/target_accept",
+       K::kNumber,
+       0.8,
+       0.0,
+       1.0,
+       true,
+       {},
+       false,
+       "target ensemble-mean acceptance probability of the step-size adaptation"});
+  add({"/sampler/adapt/metric",
+       K::kString,
+       "diag",
+       {},
+       {},
+       false,
+       {"unit", "diag", "dense"},
+       false,
+       "metric (inverse mass matrix): unit, diag (ensemble variances) or dense (ensemble covariance)"});
+  add({"/sampler/adapt/trajectory",
+       K::kString,
+       "chees",
+       {},
+       {},
+       false,
+       {"fixed", "chees"},
+       false,
+       "path length: fixed leapfrog_steps, or ChEES-adapted with jittered step counts"});
+  add({"/sampler/adapt/max_leapfrog",
+       K::kInteger,
+       1000,
+       1,
+       1e6,
+       false,
+       {},
+       false,
+       "cap on leapfrog steps per ChEES trajectory"});
+  add({"/sampler/adapt/init_buffer",
+       K::kInteger,
+       75,
+       0,
+       1e9,
+       false,
+       {},
+       false,
+       "warmup iterations before the first metric window"});
+  add({"/sampler/adapt/term_buffer",
+       K::kInteger,
+       50,
+       0,
+       1e9,
+       false,
+       {},
+       false,
+       "final warmup iterations that adapt the step size only"});
+  add({"/sampler/adapt/base_window",
+       K::kInteger,
+       25,
+       1,
+       1e9,
+       false,
+       {},
+       false,
+       "first metric window; each next one is twice as long"});
 
   add({"/seed",
        K::kInteger,
@@ -95,6 +179,18 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        {},
        false,
        "64-bit seed; draws depend only on it, not on ranks or threads"});
+
+  add({"/diagnostics", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "convergence diagnostics"});
+  add({"/diagnostics/superchains",
+       K::kInteger,
+       0,
+       0,
+       2147483647.0,
+       false,
+       {},
+       false,
+       "superchains (groups of consecutive particles) for nested R-hat; 0: the largest divisor of particles "
+       "up to min(64, particles / 2)"});
 
   add({"/output", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "where results go"});
   add({"/output/dir",

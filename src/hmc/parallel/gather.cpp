@@ -38,6 +38,8 @@ sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec
   all.lp = LD::HostStats("hmc::all_lp", n, kept);
   all.accept_prob = LD::HostStats("hmc::all_accept", n, kept);
   all.divergent = LD::HostStats("hmc::all_divergent", n, kept);
+  all.n_leapfrog = LD::HostStats("hmc::all_n_leapfrog", n, kept);
+  all.energy = LD::HostStats("hmc::all_energy", n, kept);
   all.accept_sum = LD::HostVector("hmc::all_accept_sum", n);
   all.divergences = LD::HostVector("hmc::all_divergences", n);
 
@@ -45,6 +47,8 @@ sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec
   gather_block(mpi, dec, local.lp.data(), all.lp.data(), kept);
   gather_block(mpi, dec, local.accept_prob.data(), all.accept_prob.data(), kept);
   gather_block(mpi, dec, local.divergent.data(), all.divergent.data(), kept);
+  gather_block(mpi, dec, local.n_leapfrog.data(), all.n_leapfrog.data(), kept);
+  gather_block(mpi, dec, local.energy.data(), all.energy.data(), kept);
   gather_block(mpi, dec, local.accept_sum.data(), all.accept_sum.data(), 1);
   gather_block(mpi, dec, local.divergences.data(), all.divergences.data(), 1);
 
@@ -53,6 +57,7 @@ sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec
   double slowest = local.sampling_s;
   MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());
   all.grad_evals = total_evals;
+  all.adapted = local.adapted;  // the same on every rank
   all.sampling_s = slowest;
   return all;
 }

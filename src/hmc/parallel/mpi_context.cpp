@@ -43,6 +43,12 @@ int MpiContext::broadcast(int value) const {
   return value;
 }
 
+Allreduce MpiContext::allreduce() const {
+  const MPI_Comm comm = comm_;
+  return Allreduce{[comm](double* v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm); },
+                   [comm](long long* v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, MPI_SUM, comm); }};
+}
+
 void MpiContext::abort(int code) const {
   MPI_Abort(comm_, code);
   std::exit(code);

@@ -2,6 +2,8 @@
 /// \file
 /// \brief MPI lifetime and the job's communicator, owned in one RAII object.
 
+#include "hmc/parallel/reduce.hpp"
+
 #include <mpi.h>
 
 #include <string>
@@ -26,6 +28,8 @@ class MpiContext {
   std::string broadcast(const std::string& s) const;
   /// \brief Rank 0's value on every rank.
   int broadcast(int value) const;
+  /// \brief Element-wise max / sum over all ranks, for parallel::reproducible_column_sums.
+  Allreduce allreduce() const;
   /// \brief Ends every rank of the job with `code` (for errors that reach one rank only).
   [[noreturn]] void abort(int code) const;
 

@@ -1,12 +1,16 @@
 #pragma once
 /// \file
-/// \brief The sampling loop of one rank: initialise, warm up, sample, record.
+/// \brief The sampling loop of one rank: initialise, warm up (adapt), sample, record.
 ///
-/// The loop knows nothing of MPI, files or logging: it reports progress through a
-/// callback and returns host copies of what it recorded.
+/// The loop knows nothing of MPI, files or logging: ensemble-wide sums go through
+/// a parallel::Allreduce, progress through a callback, and it returns host copies of
+/// what it recorded.
 
 #include "hmc/core/types.hpp"
 #include "hmc/model/concept.hpp"
+#include "hmc/parallel/reduce.hpp"
+#include "hmc/sampler/adaptation.hpp"
+#include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
 #include "hmc/sampler/transition.hpp"
 
@@ -15,6 +19,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hmc::sampler {
 
@@ -28,88 +33,181 @@ struct Progress {
   int iteration;  ///< 1-based, warmup included
   int total;      ///< warmup + draws
   bool warmup;
-  double accept_rate;  ///< mean acceptance probability of this rank's particles, last iteration
+  double accept_rate;  ///< mean acceptance probability of the ensemble (all ranks), last iteration
+  double step_size;
   double elapsed_s;
 };
 
 using ProgressCallback = std::function<void(const Progress&)>;
+
+/// \brief What warmup settled on (identical on every rank).
+struct Adapted {
+  double step_size = 0.0;
+  std::string metric = "unit";       ///< unit | diag | dense
+  std::vector<double> inv_metric;    ///< diag: d values; dense: d×d row-major
+  std::string trajectory = "fixed";  ///< fixed | chees
+  double trajectory_length = 0.0;    ///< ChEES: adapted length (steps are jittered up to it)
+  int leapfrog_steps = 0;            ///< fixed steps
+};
 
 /// \brief What one rank recorded, on the host, particle-major.
 struct LocalDraws {
   using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
-  HostDraws draws;                       ///< [particle][draw][param]
-  HostStats lp, accept_prob, divergent;  ///< [particle][draw]
-  HostVector accept_sum, divergences;    ///< per particle, post-warmup
+  HostDraws draws;                                           ///< [particle][draw][param]
+  HostStats lp, accept_prob, divergent, n_leapfrog, energy;  ///< [particle][draw]
+  HostVector accept_sum, divergences;                        ///< per particle, post-warmup
+  Adapted adapted;
   double sampling_s = 0.0;
-  std::int64_t grad_evals = 0;  ///< particles x (warmup + draws) x leapfrog steps, on this rank
+  std::int64_t grad_evals = 0;  ///< leapfrog steps of warmup and sampling, on this rank
 };
 
-/// \brief The particles [first, first + count) of an ensemble on one rank.
+/// \brief The particles [first, first + count) of an ensemble of `s.particles` on one rank.
 ///
-/// `initialise()` places the particles and reports how many start where the log
-/// density is not finite (so the caller can agree on that across ranks before
-/// anyone starts); `run()` then performs warmup and sampling, one kernel launch per
-/// iteration, and returns host copies of what it recorded.
+/// `initialise()` places the particles and reports how many found no finite log
+/// density (so the caller can agree on that across ranks before anyone starts);
+/// `run()` then performs warmup and sampling, one transition kernel per iteration.
 template <class Model>
 class EnsembleSampler {
   static_assert(model::check_model<Model>());
   using Policy = Kokkos::RangePolicy<ExecSpace>;
 
  public:
-  EnsembleSampler(const Model& model, const Settings& s, std::int64_t first, std::int64_t count)
+  EnsembleSampler(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
+                  parallel::Allreduce allreduce = parallel::no_allreduce())
       : model_(model),
         s_(s),
         first_(first),
         n_(static_cast<int>(count)),
         dim_(model.dim()),
         state_(n_, dim_, model::scratch_size(model)),
-        inv_mass_("hmc::inv_mass", dim_) {
-    Kokkos::deep_copy(inv_mass_, 1.0);
-  }
+        allreduce_(std::move(allreduce)) {}
 
   /// \brief Initial positions and their log densities; returns the number of local
-  /// particles whose log density is not finite.
+  /// particles that found no finite log density in `s.init_attempts` draws.
   int initialise() {
     ScopedRegion region("hmc::initialise");
-    int non_finite = 0;
-    Kokkos::parallel_reduce("hmc::init", Policy(0, n_),
-                            InitUniform<Model>{model_, state_, dim_, s_.init_radius, s_.seed, first_}, non_finite);
-    return non_finite;
+    VectorView centre("hmc::init_centre", dim_);
+    if (!s_.init_values.empty()) {
+      auto h = Kokkos::create_mirror_view(centre);
+      for (int j = 0; j < dim_; ++j) h(j) = s_.init_values[j];
+      Kokkos::deep_copy(centre, h);
+    }
+    int failed = 0;
+    Kokkos::parallel_reduce(
+        "hmc::init", Policy(0, n_),
+        InitUniform<Model>{model_, state_, dim_, s_.init_radius, centre, s_.init_attempts, s_.seed, first_}, failed);
+    return failed;
   }
 
   LocalDraws run(const ProgressCallback& progress = {}) {
     ScopedRegion region("hmc::sample");
     const auto start = std::chrono::steady_clock::now();
     const int kept = s_.kept();
-    TransitionRecord rec{ParticleView("hmc::accept_prob", n_),
-                         ParticleView("hmc::divergent", n_),
-                         ParticleView("hmc::accept_sum", n_),
-                         ParticleView("hmc::divergences", n_),
-                         DrawView("hmc::draws", n_, kept, model_.num_params()),
-                         DrawStatView("hmc::draw_lp", n_, kept),
-                         DrawStatView("hmc::draw_accept", n_, kept),
-                         DrawStatView("hmc::draw_divergent", n_, kept)};
+    const AdaptSettings& ad = s_.adapt;
+    const bool adapt = ad.enabled && s_.warmup > 0;
+    // adapt.enabled = false switches everything off: fixed steps, no jitter.
+    const bool chees = ad.enabled && ad.trajectory == "chees";
 
-    HmcTransition<Model> step{model_,  state_, rec, inv_mass_, dim_, s_.step_size, s_.leapfrog_steps, s_.temperature,
-                              s_.seed, first_, 0,   false,     -1};
+    TransitionRecord rec{
+        ParticleView("hmc::accept_prob", n_),          ParticleView("hmc::accept_sum", n_),
+        ParticleView("hmc::divergences", n_),          ParticleView("hmc::steps_sum", n_),
+        StateView("hmc::transition_stats", n_, 2),     DrawView("hmc::draws", n_, kept, model_.num_params()),
+        DrawStatView("hmc::draw_lp", n_, kept),        DrawStatView("hmc::draw_accept", n_, kept),
+        DrawStatView("hmc::draw_divergent", n_, kept), DrawStatView("hmc::draw_steps", n_, kept),
+        DrawStatView("hmc::draw_energy", n_, kept)};
+
+    Metric metric = unit_metric(dim_);
+    std::vector<double> inv_metric(dim_, 1.0);
+    std::string metric_kind = "unit";
+    HmcTransition<Model> step{model_,
+                              state_,
+                              rec,
+                              metric,
+                              dim_,
+                              s_.step_size,
+                              s_.leapfrog_steps,
+                              chees,
+                              s_.step_size * s_.leapfrog_steps,
+                              ad.max_leapfrog,
+                              s_.temperature,
+                              s_.seed,
+                              first_,
+                              0,
+                              false,
+                              -1,
+                              VectorView()};
+
+    DualAveraging dual(ad.target_accept, ad.gamma, ad.t0, ad.kappa);
+    dual.restart(s_.step_size);
+    ChEES chees_adapter(s_.step_size * s_.leapfrog_steps, ad.chees_learning_rate);
+    const WindowSchedule windows(s_.warmup, ad);
+    const bool adapt_metric = adapt && ad.metric != "unit" && windows.first() > 0;
+    const bool dense = ad.metric == "dense";
+    // Per-particle sums over the current window: q_j and q_j² (diag).
+    StateView window_sums("hmc::window_sums", adapt_metric && !dense ? n_ : 0, 2 * dim_);
+    int window_iterations = 0;
+    VectorView centre("hmc::ensemble_mean", chees && adapt ? dim_ : 0);
+    double log_length_sum = 0.0;
+    int log_length_count = 0;
+
     const int total = s_.warmup + s_.draws;
     for (int it = 1; it <= total; ++it) {
       const bool warm = it <= s_.warmup;
       const int post = it - s_.warmup - 1;  // 0-based post-warmup index
+      if (it == s_.warmup + 1 && adapt) {
+        // Freeze: the averaged step size (and length) from here on.
+        step.step_size = dual.final_step_size();
+        if (chees) step.length = log_length_count > 0 ? std::exp(log_length_sum / log_length_count) : step.length;
+        step.centre = VectorView();
+      }
+      if (warm && adapt && chees) {
+        upload(centre, column_means(state_.q));
+        step.centre = centre;
+        step.length = chees_adapter.length();
+      }
       step.iteration = static_cast<std::uint32_t>(it);
       step.count = !warm;
       step.slot = (!warm && post % s_.thin == 0) ? post / s_.thin : -1;
       Kokkos::parallel_for("hmc::transition", Policy(0, n_), step);
 
-      if (progress && s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
-        double sum = 0.0;
-        const auto a = rec.accept_prob;
-        Kokkos::parallel_reduce(
-            "hmc::progress_accept", Policy(0, n_), KOKKOS_LAMBDA(const int i, double& acc) { acc += a(i); }, sum);
+      double mean_accept = -1.0;
+      if (warm && adapt) {
+        const auto sums = parallel::reproducible_column_sums(rec.stats, n_, s_.particles, allreduce_);
+        mean_accept = sums[0] / static_cast<double>(s_.particles);
+        step.step_size = dual.update(mean_accept);
+        if (chees) {
+          const double grad = sums[0] > 0.0 ? sums[1] / sums[0] : 0.0;
+          chees_adapter.update(grad, step.step_size, step.step_size * ad.max_leapfrog);
+          if (it > s_.warmup - std::max(1, s_.warmup / 2)) {
+            log_length_sum += std::log(chees_adapter.length());
+            ++log_length_count;
+          }
+        }
+        if (adapt_metric && windows.in_window(it)) {
+          if (!dense) accumulate(window_sums);
+          ++window_iterations;
+          if (windows.window_end(it)) {
+            inv_metric = dense ? ensemble_covariance() : window_variances(window_sums, window_iterations);
+            metric = dense ? dense_metric(inv_metric, dim_) : diagonal_metric(inv_metric);
+            metric_kind = ad.metric;
+            step.metric = metric;
+            if (!dense) Kokkos::deep_copy(window_sums, 0.0);
+            window_iterations = 0;
+            dual.restart(step.step_size);
+          }
+        }
+      }
+
+      // Every rank takes part in the reduction; only the caller's callback decides to print.
+      if (s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
+        if (mean_accept < 0.0) {
+          const auto sums = parallel::reproducible_column_sums(rec.stats, n_, s_.particles, allreduce_);
+          mean_accept = sums[0] / static_cast<double>(s_.particles);
+        }
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        progress(Progress{it, total, warm, n_ > 0 ? sum / n_ : 0.0, elapsed});
+        if (progress) progress(Progress{it, total, warm, mean_accept, step.step_size, elapsed});
       }
     }
     Kokkos::fence();
@@ -119,11 +217,22 @@ class EnsembleSampler {
     out.lp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_lp);
     out.accept_prob = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_accept);
     out.divergent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_divergent);
+    out.n_leapfrog = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_steps);
+    out.energy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_energy);
     out.accept_sum = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.accept_sum);
     out.divergences = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.divergences);
+    out.adapted = Adapted{step.step_size,
+                          metric_kind,
+                          inv_metric,
+                          chees ? "chees" : "fixed",
+                          chees ? step.length : step.step_size * s_.leapfrog_steps,
+                          s_.leapfrog_steps};
     out.sampling_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Leapfrog gradients of warmup and sampling (the initial one is not timed either).
-    out.grad_evals = static_cast<std::int64_t>(n_) * total * s_.leapfrog_steps;
+    double steps = 0.0;
+    const auto steps_sum = rec.steps_sum;
+    Kokkos::parallel_reduce(
+        "hmc::count_steps", Policy(0, n_), KOKKOS_LAMBDA(const int i, double& acc) { acc += steps_sum(i); }, steps);
+    out.grad_evals = static_cast<std::int64_t>(steps);
     return out;
   }
 
@@ -131,24 +240,89 @@ class EnsembleSampler {
   const EnsembleState& state() const { return state_; }
 
  private:
+  static void upload(const VectorView& v, const std::vector<double>& values) {
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t j = 0; j < values.size(); ++j) h(j) = values[j];
+    Kokkos::deep_copy(v, h);
+  }
+
+  /// Ensemble mean of each column of `v` (all ranks).
+  std::vector<double> column_means(const StateView& v) const {
+    auto sums = parallel::reproducible_column_sums(v, n_, s_.particles, allreduce_);
+    for (auto& x : sums) x /= static_cast<double>(s_.particles);
+    return sums;
+  }
+
+  /// Adds q_j and q_j² of every particle to its window sums.
+  void accumulate(const StateView& sums) const {
+    const auto q = state_.q;
+    const int d = dim_;
+    Kokkos::parallel_for(
+        "hmc::window_accumulate", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          for (int j = 0; j < d; ++j) {
+            sums(i, j) += q(i, j);
+            sums(i, d + j) += q(i, j) * q(i, j);
+          }
+        });
+  }
+
+  /// Regularised variances of the window's draws of all particles.
+  std::vector<double> window_variances(const StateView& sums, int iterations) const {
+    const auto total = parallel::reproducible_column_sums(sums, n_, s_.particles, allreduce_);
+    const double n = static_cast<double>(s_.particles) * iterations;
+    std::vector<double> var(dim_);
+    for (int j = 0; j < dim_; ++j) {
+      const double mean = total[j] / n;
+      const double v = n > 1 ? (total[dim_ + j] - n * mean * mean) / (n - 1) : 1.0;
+      var[j] = regularise(v > 0 ? v : 0.0, n, true);
+    }
+    return var;
+  }
+
+  /// Regularised covariance of the ensemble's current positions (dense metric).
+  std::vector<double> ensemble_covariance() const {
+    const int d = dim_;
+    const int cols = d + d * (d + 1) / 2;
+    StateView products("hmc::covariance_terms", n_, cols);
+    const auto q = state_.q;
+    Kokkos::parallel_for(
+        "hmc::covariance_terms", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          int c = d;
+          for (int a = 0; a < d; ++a) {
+            products(i, a) = q(i, a);
+            for (int b = 0; b <= a; ++b) products(i, c++) = q(i, a) * q(i, b);
+          }
+        });
+    const auto total = parallel::reproducible_column_sums(products, n_, s_.particles, allreduce_);
+    const double n = static_cast<double>(s_.particles);
+    std::vector<double> cov(d * d);
+    int c = d;
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b <= a; ++b) {
+        const double v = n > 1 ? (total[c++] - n * (total[a] / n) * (total[b] / n)) / (n - 1) : (a == b ? 1.0 : 0.0);
+        cov[a * d + b] = cov[b * d + a] = regularise(v, n, a == b);
+      }
+    return cov;
+  }
+
   Model model_;
   Settings s_;
   std::int64_t first_;
   int n_;
   int dim_;
   EnsembleState state_;
-  VectorView inv_mass_;
+  parallel::Allreduce allreduce_;
 };
 
 /// \brief Single-process convenience: initialise (throwing InitError if any particle
 /// cannot start) and run.
 template <class Model>
 LocalDraws sample(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
-                  const ProgressCallback& progress = {}) {
-  EnsembleSampler<Model> sampler(model, s, first, count);
+                  const ProgressCallback& progress = {}, parallel::Allreduce allreduce = parallel::no_allreduce()) {
+  EnsembleSampler<Model> sampler(model, s, first, count, std::move(allreduce));
   if (const int bad = sampler.initialise(); bad > 0) {
     throw InitError(std::to_string(bad) + " of " + std::to_string(count) +
-                    " particles start where the log density is not finite");
+                    " particles found no finite log density in " + std::to_string(s.init_attempts) + " draws");
   }
   return sampler.run(progress);
 }

@@ -2,8 +2,11 @@
 /// \file
 /// \brief Plain settings of one sampling run (filled from the config by the app).
 
+#include "hmc/sampler/adaptation.hpp"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hmc::sampler {
 
@@ -12,13 +15,16 @@ struct Settings {
   int warmup = 500;               ///< iterations before recording
   int draws = 500;                ///< iterations after warmup
   int thin = 1;                   ///< record every thin-th post-warmup iteration
-  double step_size = 0.1;
-  int leapfrog_steps = 10;
+  double step_size = 0.1;         ///< initial (adapted) or fixed step size
+  int leapfrog_steps = 10;        ///< fixed steps, or initial length / step size for ChEES
   double temperature = 1.0;
-  std::string init_strategy = "uniform";
+  std::string init_strategy = "uniform";  ///< uniform | values
   double init_radius = 2.0;
+  std::vector<double> init_values;  ///< unconstrained centre for "values"
+  int init_attempts = 100;          ///< re-draws of a particle with no finite log density
   std::uint64_t seed = 1;
   int progress_every = 0;  ///< 0: no progress lines
+  AdaptSettings adapt;
 
   /// Draws recorded per particle: ceil(draws / thin).
   int kept() const { return (draws + thin - 1) / thin; }

@@ -1,0 +1,742 @@
+#pragma once
+/// \file
+/// \brief Hidden Markov model: K hidden states, categorical or Gaussian emissions, the
+/// state paths summed out by the scaled forward algorithm.
+///
+/// Parameters (constrained scale): the transition matrix A (K x K, each row a simplex,
+/// Dirichlet(transition_concentration) prior per row), the emissions (categorical: B,
+/// K x V, rows simplexes with Dirichlet(emission_concentration) priors; Gaussian: one
+/// mean per state, ordered μ_1 < ... < μ_K, Normal(mu_loc_k, mu_scale_k) priors, and a
+/// common σ, fixed or half-normal(sigma_scale)), and the initial distribution π
+/// (uniform, or a simplex with a Dirichlet(initial_concentration) prior).
+///
+/// Unconstrained layout of q (dim()):
+///   transition rows   K (K - 1)   stick-breaking, row i at i (K - 1)
+///   emission          K (V - 1)   categorical: stick-breaking, row k at u_emit + k (V - 1)
+///                     K           gaussian: ordered transform of μ
+///   sigma             1           only when σ is a parameter: σ = exp(q)
+///   initial           K - 1       only when /model/initial is "dirichlet"
+/// Constrained layout (constrain(), parameter_names()): transition[i,j] (row-major),
+/// emission[k,v] or mu[k], then sigma and initial[k] where they are parameters.
+///
+/// Log density = forward-algorithm log-likelihood + log priors + log|J|, up to an
+/// additive constant (Dirichlet and Normal normalisers are dropped; the likelihood is
+/// exact, Gaussian constants included). For a symmetric Dirichlet(a) on a stick-breaking
+/// simplex, log prior + log|J| = a · log|J| exactly, which keeps the prior finite and
+/// stable however small an entry gets.
+///
+/// Memory: every per-particle local array has the compile-time size kMaxStates (16;
+/// from_config rejects a larger K): a few K-vectors and the K x K transition matrix
+/// (and its gradient), 6 KB at most. log_density(q) builds A and π from q once, then
+/// computes the emission probabilities from q as it goes (categorical: O(V) per
+/// observation, as it cannot hold the K x V matrix without scratch); it is used only at
+/// initialisation, by `hmc diagnose` and in tests. log_density_gradient(q, grad,
+/// scratch) builds the constrained parameters and their gradients in the particle's
+/// scratch row, runs the forward pass keeping the one-step predictions
+/// pred_t(k) = P(s_t = k | y_1..y_{t-1}) and 1 / c_t for every t (scratch_size() =
+/// 2 (K² + emission + 1 + K) + N (K + 1) doubles: 8,086 for K = 3, V = 10, T = 2000), and
+/// one backward pass then accumulates the expected-count gradients: about the cost of a
+/// second forward pass.
+
+#include "hmc/core/types.hpp"
+#include "hmc/io/errors.hpp"
+#include "hmc/io/schema.hpp"
+#include "hmc/model/transforms.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace hmc::models {
+
+struct Hmm {
+  /// Largest number of hidden states (size of the per-particle local arrays).
+  static constexpr int kMaxStates = 16;
+
+  int K = 0;  ///< hidden states
+  int V = 0;  ///< symbols (categorical emissions)
+  int S = 0;  ///< observation sequences
+  int N = 0;  ///< observations in all sequences together
+  bool gaussian = false;
+  bool sigma_free = false;
+  bool initial_dirichlet = false;
+  double sigma_fixed = 1.0;
+  double a_transition = 1.0, a_emission = 0.1, a_initial = 1.0, sigma_scale = 1.0;
+  VectorView mu_loc, mu_scale;              ///< per state (gaussian)
+  Kokkos::View<int*, MemSpace> offsets;     ///< S + 1: sequence s is [offsets(s), offsets(s + 1))
+  Kokkos::View<int*, MemSpace> symbols;     ///< N symbols 0..V-1 (categorical)
+  VectorView y;                             ///< N observations (gaussian)
+  int u_emit = 0, u_sigma = 0, u_init = 0;  ///< offsets in q
+  int d = 0;                                ///< dim()
+  int c_sigma = 0, c_init = 0, p = 0;       ///< offsets in constrain()'s output; p = num_params()
+  int s_emit = 0, s_sigma = 0, s_init = 0;  ///< offsets in the scratch copy x of the parameters
+  int nx = 0;                               ///< size of x (σ and π always present there)
+
+  int dim() const { return d; }
+  int num_params() const { return p; }
+  /// x (nx), d log L / dx (nx), then pred_t(k) (N K) and 1 / c_t (N).
+  int scratch_size() const { return 2 * nx + N * K + N; }
+
+  std::vector<std::string> parameter_names() const {
+    std::vector<std::string> names;
+    auto idx = [](int a, int b) { return "[" + std::to_string(a + 1) + "," + std::to_string(b + 1) + "]"; };
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) names.push_back("transition" + idx(i, j));
+    if (gaussian) {
+      for (int k = 0; k < K; ++k) names.push_back("mu[" + std::to_string(k + 1) + "]");
+    } else {
+      for (int k = 0; k < K; ++k)
+        for (int v = 0; v < V; ++v) names.push_back("emission" + idx(k, v));
+    }
+    if (sigma_free) names.push_back("sigma");
+    if (initial_dirichlet)
+      for (int k = 0; k < K; ++k) names.push_back("initial[" + std::to_string(k + 1) + "]");
+    return names;
+  }
+
+  /// \brief A remark for the user about reading the output ("" when there is none).
+  std::string note() const {
+    if (gaussian || K < 2) return "";
+    return "state labels can switch between particles: the " + std::to_string(K) +
+           " hidden states are exchangeable under the prior, so particles may settle on different orderings of "
+           "them and summaries pooled over particles mix the labels (emission gaussian orders the states by mu)";
+  }
+
+  // ---- device: helpers ------------------------------------------------------
+
+  /// K, as a compile-time constant where KC > 0: the forward and backward passes are
+  /// instantiated for K = 2 and 3 too, so their small loops unroll into registers (4 to
+  /// 5 times faster for the standard workload on a CPU). Those functions declare
+  /// `const int K = states<KC>()`, shadowing the member on purpose.
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION int states() const {
+    return KC > 0 ? KC : K;
+  }
+
+  KOKKOS_INLINE_FUNCTION static Row sub(const Row& r, int offset) { return Row{r.data + offset * r.stride, r.stride}; }
+
+  /// log|J| of the stick-breaking simplex of n entries from y(0..n-2) (transforms.hpp).
+  KOKKOS_INLINE_FUNCTION static double stick_log_jacobian(const Row& y, int n) {
+    double lj = 0.0;
+    for (int k = 0; k < n - 1; ++k) {
+      const double t = y(k) - math::log(static_cast<double>(n - 1 - k));
+      lj += math::log_sigmoid(t) + (n - 1 - k) * math::log_sigmoid(-t);
+    }
+    return lj;
+  }
+
+  /// Adds (a - 1) d log|J| / dy: the gradient of the Dirichlet(a) log density
+  /// Σ_j (a - 1) log x_j, which equals (a - 1) log|J| of the stick-breaking map.
+  KOKKOS_INLINE_FUNCTION static void add_dirichlet_gradient(const Row& y, const Row& g, int n, double a) {
+    for (int k = 0; k < n - 1; ++k) {
+      const double z = math::sigmoid(y(k) - math::log(static_cast<double>(n - 1 - k)));
+      g(k) += (a - 1.0) * ((1.0 - z) - (n - 1 - k) * z);
+    }
+  }
+
+  /// Gaussian densities of observation t in every state, divided by their largest one
+  /// (so no state underflows when y_t is far from every mean); returns the log of that
+  /// factor.
+  template <int KC = 0>
+  KOKKOS_INLINE_FUNCTION double gaussian_emission(int t, const Row& mu, double sigma, double* b) const {
+    const int K = states<KC>();
+    const double yt = y(t);
+    double top = -math::infinity();
+    for (int k = 0; k < K; ++k) {
+      const double z = (yt - mu(k)) / sigma;
+      b[k] = -0.5 * z * z;
+      top = b[k] > top ? b[k] : top;
+    }
+    for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
+    return top - math::log(sigma) - 0.5 * math::log(2.0 * math::pi());
+  }
+
+  /// Emission probabilities computed from q on demand (log_density: no scratch).
+  struct EmissionFromQ {
+    const Hmm* m;
+    Row q;
+    Row mu;  ///< the K ordered means (gaussian)
+    double sigma;
+    KOKKOS_INLINE_FUNCTION double operator()(int t, double* b) const {
+      if (m->gaussian) return m->gaussian_emission(t, mu, sigma, b);
+      // log B(k, v) = Σ_{u<v} log(1 - z_u) + log z_v (no z_v for the last symbol).
+      const int v = m->symbols(t), V = m->V;
+      double top = -math::infinity();
+      for (int k = 0; k < m->K; ++k) {
+        const Row yk = sub(q, m->u_emit + k * (V - 1));
+        double lb = 0.0;
+        for (int u = 0; u <= v && u < V - 1; ++u) {
+          const double s = yk(u) - math::log(static_cast<double>(V - 1 - u));
+          lb += u < v ? math::log_sigmoid(-s) : math::log_sigmoid(s);
+        }
+        b[k] = lb;
+        top = lb > top ? lb : top;
+      }
+      for (int k = 0; k < m->K; ++k) b[k] = math::exp(b[k] - top);
+      return top;
+    }
+  };
+
+  /// Emission probabilities read from the parameters' scratch copy x.
+  template <int KC>
+  struct EmissionFromScratch {
+    const Hmm* m;
+    Row x;
+    KOKKOS_INLINE_FUNCTION double operator()(int t, double* b) const {
+      if (m->gaussian) return m->gaussian_emission<KC>(t, sub(x, m->s_emit), x(m->s_sigma), b);
+      const int v = m->symbols(t), K = m->states<KC>();
+      for (int k = 0; k < K; ++k) b[k] = x(m->s_emit + k * m->V + v);
+      return 0.0;
+    }
+  };
+
+  /// Scaled forward pass: α_t = pred_t ∘ b_t / c_t with c_t = Σ_k pred_t(k) b_t(k), so
+  /// log L = Σ_t log c_t (the c_t are multiplied up and their log taken only when the
+  /// product gets small: one log per ~hundreds of steps instead of one per step).
+  /// `pi` (K) and `A` (K x K, row-major) are local copies. When `store` has data, writes
+  /// pred_t(k) at t K + k and 1 / c_t at N K + t. Returns -inf where some c_t is not
+  /// positive (an impossible observation).
+  template <int KC, class Emission>
+  KOKKOS_INLINE_FUNCTION double forward(const double* pi, const double* A, const Emission& emission,
+                                        const Row& store) const {
+    const int K = states<KC>();
+    double alpha[kMaxStates], pred[kMaxStates], b[kMaxStates];
+    double ll = 0.0, product = 1.0;
+    for (int s = 0; s < S; ++s) {
+      for (int k = 0; k < K; ++k) pred[k] = pi[k];
+      const int end = offsets(s + 1);
+      for (int t = offsets(s); t < end; ++t) {
+        ll += emission(t, b);
+        double c = 0.0;
+        for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+        if (!(c > 0.0)) return -math::infinity();
+        const double inv_c = 1.0 / c;
+        for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
+        if (store.data) {
+          for (int k = 0; k < K; ++k) store(t * K + k) = pred[k];
+          store(N * K + t) = inv_c;
+        }
+        // The next prediction: pred_{t+1} = α_t A.
+        for (int k = 0; k < K; ++k) pred[k] = 0.0;
+        for (int i = 0; i < K; ++i)
+          for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+        // Keep the running product of the c_t (each <= 1 up to rounding) in (1e-200, ~1].
+        if (c < 1e-100) {
+          ll += math::log(c);
+        } else {
+          product *= c;
+          if (product < 1e-200) {
+            ll += math::log(product);
+            product = 1.0;
+          }
+        }
+      }
+    }
+    return ll + math::log(product);
+  }
+
+  /// Backward pass over the stored forward quantities: with w_t(j) = b_t(j) β_t(j) / c_t
+  /// (β scaled so that α_t ∘ β_t is the posterior of s_t),
+  ///   d log L / dA_ij   += α_{t-1}(i) w_t(j),   β_{t-1}(i) = Σ_j A_ij w_t(j),
+  ///   d log L / dπ_j    += w_1(j),
+  ///   d log L / db_t(j)  = pred_t(j) β_t(j) / c_t   (categorical: into dB(j, y_t)),
+  ///   gaussian: γ_t(j) = pred_t(j) w_t(j) weighs d log N(y_t | μ_j, σ) / d(μ_j, σ).
+  /// `A` is the local copy of the transition matrix; d log L / dA goes to the local
+  /// `g_A`, the rest is added into gx (both zeroed by the caller).
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION void backward(const double* A, double* g_A, const Row& x, const Row& gx,
+                                       const Row& store) const {
+    const int K = states<KC>();
+    double beta[kMaxStates], w[kMaxStates], b_cur[kMaxStates], b_prev[kMaxStates], alpha_prev[kMaxStates];
+    const EmissionFromScratch<KC> emission{this, x};
+    const double sigma = x(s_sigma), inv_var = 1.0 / (sigma * sigma);
+    double g_sigma = 0.0;
+    for (int s = 0; s < S; ++s) {
+      const int first = offsets(s), last = offsets(s + 1) - 1;
+      for (int k = 0; k < K; ++k) beta[k] = 1.0;
+      emission(last, b_cur);
+      for (int t = last; t >= first; --t) {
+        const double inv_c = store(N * K + t);
+        for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
+        if (gaussian) {
+          const double yt = y(t);
+          for (int j = 0; j < K; ++j) {
+            const double gamma = store(t * K + j) * w[j], dy = yt - x(s_emit + j);
+            gx(s_emit + j) += gamma * dy * inv_var;
+            g_sigma += gamma * (dy * dy * inv_var - 1.0);
+          }
+        } else {
+          const int v = symbols(t);
+          for (int j = 0; j < K; ++j) gx(s_emit + j * V + v) += store(t * K + j) * beta[j] * inv_c;
+        }
+        if (t > first) {
+          emission(t - 1, b_prev);
+          const double inv_c_prev = store(N * K + t - 1);
+          for (int i = 0; i < K; ++i) alpha_prev[i] = store((t - 1) * K + i) * b_prev[i] * inv_c_prev;
+          for (int i = 0; i < K; ++i) {
+            double acc = 0.0;
+            for (int j = 0; j < K; ++j) {
+              g_A[i * K + j] += alpha_prev[i] * w[j];
+              acc += A[i * K + j] * w[j];
+            }
+            beta[i] = acc;
+          }
+          for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
+        } else {
+          for (int j = 0; j < K; ++j) gx(s_init + j) += w[j];
+        }
+      }
+    }
+    gx(s_sigma) += g_sigma / sigma;
+  }
+
+  /// log L, and its gradient into g_A and gx where log L is finite.
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION double forward_backward(const double* pi, const double* A, double* g_A, const Row& x,
+                                                 const Row& gx, const Row& store) const {
+    const double ll = forward<KC>(pi, A, EmissionFromScratch<KC>{this, x}, store);
+    if (math::isfinite(ll)) backward<KC>(A, g_A, x, gx, store);
+    return ll;
+  }
+
+  /// Writes the constrained parameters x (scratch layout) from q; returns log prior + log|J|.
+  KOKKOS_INLINE_FUNCTION double materialise(const Row& q, const Row& x) const {
+    double lp = 0.0;
+    for (int i = 0; i < K; ++i) lp += a_transition * transform::simplex_forward(sub(q, i * (K - 1)), sub(x, i * K), K);
+    if (gaussian) {
+      lp += transform::ordered_forward(sub(q, u_emit), sub(x, s_emit), K);
+      for (int k = 0; k < K; ++k) {
+        const double z = (x(s_emit + k) - mu_loc(k)) / mu_scale(k);
+        lp -= 0.5 * z * z;
+      }
+    } else {
+      for (int k = 0; k < K; ++k)
+        lp += a_emission * transform::simplex_forward(sub(q, u_emit + k * (V - 1)), sub(x, s_emit + k * V), V);
+    }
+    if (sigma_free) {
+      const double sg = math::exp(q(u_sigma)), z = sg / sigma_scale;
+      x(s_sigma) = sg;
+      lp += -0.5 * z * z + q(u_sigma);
+    } else {
+      x(s_sigma) = sigma_fixed;
+    }
+    if (initial_dirichlet) {
+      lp += a_initial * transform::simplex_forward(sub(q, u_init), sub(x, s_init), K);
+    } else {
+      for (int k = 0; k < K; ++k) x(s_init + k) = 1.0 / K;
+    }
+    return lp;
+  }
+
+  // ---- device: the model interface -----------------------------------------
+
+  /// \brief log L(q): the forward-algorithm log-likelihood alone (no prior, no Jacobian).
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& q) const {
+    double pi[kMaxStates], A[kMaxStates * kMaxStates], mu[kMaxStates];
+    for (int i = 0; i < K; ++i) transform::simplex_forward(sub(q, i * (K - 1)), Row{A + i * K, 1}, K);
+    if (initial_dirichlet) {
+      transform::simplex_forward(sub(q, u_init), Row{pi, 1}, K);
+    } else {
+      for (int k = 0; k < K; ++k) pi[k] = 1.0 / K;
+    }
+    if (gaussian) transform::ordered_forward(sub(q, u_emit), Row{mu, 1}, K);
+    const EmissionFromQ emission{this, q, Row{mu, 1}, sigma_free ? math::exp(q(u_sigma)) : sigma_fixed};
+    return forward<0>(pi, A, emission, Row{nullptr, 0});
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    double lp = 0.0;
+    for (int i = 0; i < K; ++i) lp += a_transition * stick_log_jacobian(sub(q, i * (K - 1)), K);
+    if (gaussian) {
+      double mu[kMaxStates];
+      lp += transform::ordered_forward(sub(q, u_emit), Row{mu, 1}, K);
+      for (int k = 0; k < K; ++k) {
+        const double z = (mu[k] - mu_loc(k)) / mu_scale(k);
+        lp -= 0.5 * z * z;
+      }
+    } else {
+      for (int k = 0; k < K; ++k) lp += a_emission * stick_log_jacobian(sub(q, u_emit + k * (V - 1)), V);
+    }
+    if (sigma_free) {
+      const double z = math::exp(q(u_sigma)) / sigma_scale;
+      lp += -0.5 * z * z + q(u_sigma);
+    }
+    if (initial_dirichlet) lp += a_initial * stick_log_jacobian(sub(q, u_init), K);
+    const double total = lp + log_likelihood(q);
+    return math::isnan(total) ? -math::infinity() : total;
+  }
+
+  /// The gradient needs the forward quantities of every time step, so it needs the
+  /// scratch row: the sampler always passes one (hmc::model::log_density_gradient picks
+  /// the three-argument form). This form exists for the concept only and aborts.
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& /*q*/, const Row& /*grad*/) const {
+    Kokkos::abort("hmm: log_density_gradient needs the scratch row (use hmc::model::log_density_gradient)");
+    return -math::infinity();
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const {
+    const Row x = scratch, gx = sub(scratch, nx), store = sub(scratch, 2 * nx);
+    for (int j = 0; j < d; ++j) grad(j) = 0.0;
+    const double lp_prior = materialise(q, x);
+    // Local copies of π and A: the inner loops then run on memory that no Row aliases.
+    double pi[kMaxStates], A[kMaxStates * kMaxStates], g_A[kMaxStates * kMaxStates];
+    for (int k = 0; k < K; ++k) pi[k] = x(s_init + k);
+    for (int k = 0; k < K * K; ++k) {
+      A[k] = x(k);
+      g_A[k] = 0.0;
+    }
+    for (int j = 0; j < nx; ++j) gx(j) = 0.0;
+    double ll;
+    switch (K) {
+      case 2:
+        ll = forward_backward<2>(pi, A, g_A, x, gx, store);
+        break;
+      case 3:
+        ll = forward_backward<3>(pi, A, g_A, x, gx, store);
+        break;
+      default:
+        ll = forward_backward<0>(pi, A, g_A, x, gx, store);
+    }
+    const double lp = lp_prior + ll;
+    if (!math::isfinite(lp)) return -math::infinity();
+    for (int k = 0; k < K * K; ++k) gx(k) = g_A[k];
+
+    // Chain d log L / dx through the transforms (which add d log|J| / dq), then the priors.
+    for (int i = 0; i < K; ++i) {
+      const Row qi = sub(q, i * (K - 1)), gi = sub(grad, i * (K - 1));
+      transform::simplex_backward(qi, sub(x, i * K), sub(gx, i * K), gi, K);
+      add_dirichlet_gradient(qi, gi, K, a_transition);
+    }
+    if (gaussian) {
+      for (int k = 0; k < K; ++k) gx(s_emit + k) -= (x(s_emit + k) - mu_loc(k)) / (mu_scale(k) * mu_scale(k));
+      transform::ordered_backward(sub(q, u_emit), sub(x, s_emit), sub(gx, s_emit), sub(grad, u_emit), K);
+    } else {
+      for (int k = 0; k < K; ++k) {
+        const Row qk = sub(q, u_emit + k * (V - 1)), gk = sub(grad, u_emit + k * (V - 1));
+        transform::simplex_backward(qk, sub(x, s_emit + k * V), sub(gx, s_emit + k * V), gk, V);
+        add_dirichlet_gradient(qk, gk, V, a_emission);
+      }
+    }
+    if (sigma_free) {
+      const double sg = x(s_sigma);
+      grad(u_sigma) += (gx(s_sigma) - sg / (sigma_scale * sigma_scale)) * sg + 1.0;
+    }
+    if (initial_dirichlet) {
+      transform::simplex_backward(sub(q, u_init), sub(x, s_init), sub(gx, s_init), sub(grad, u_init), K);
+      add_dirichlet_gradient(sub(q, u_init), sub(grad, u_init), K, a_initial);
+    }
+    return lp;
+  }
+
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int i = 0; i < K; ++i) transform::simplex_forward(sub(q, i * (K - 1)), sub(out, i * K), K);
+    if (gaussian) {
+      transform::ordered_forward(sub(q, u_emit), sub(out, s_emit), K);
+    } else {
+      for (int k = 0; k < K; ++k) transform::simplex_forward(sub(q, u_emit + k * (V - 1)), sub(out, s_emit + k * V), V);
+    }
+    if (sigma_free) out(c_sigma) = math::exp(q(u_sigma));
+    if (initial_dirichlet) transform::simplex_forward(sub(q, u_init), sub(out, c_init), K);
+  }
+
+  // ---- host -----------------------------------------------------------------
+
+  /// \brief q from constrained values in constrain()'s layout (num_params() values).
+  std::vector<double> unconstrain(std::vector<double> x) const {
+    std::vector<double> q(d, 0.0);
+    const Row xr{x.data(), 1}, qr{q.data(), 1};
+    for (int i = 0; i < K; ++i) transform::simplex_inverse(sub(xr, i * K), sub(qr, i * (K - 1)), K);
+    if (gaussian) {
+      transform::ordered_inverse(sub(xr, s_emit), sub(qr, u_emit), K);
+    } else {
+      for (int k = 0; k < K; ++k) transform::simplex_inverse(sub(xr, s_emit + k * V), sub(qr, u_emit + k * (V - 1)), V);
+    }
+    if (sigma_free) q[u_sigma] = transform::positive_inverse(x[c_sigma]);
+    if (initial_dirichlet) transform::simplex_inverse(sub(xr, c_init), sub(qr, u_init), K);
+    return q;
+  }
+
+  static std::vector<io::KeySpec> config_keys() {
+    using io::KeyType;
+    return {
+        {"/model/emission",
+         KeyType::kString,
+         "categorical",
+         {},
+         {},
+         false,
+         {"categorical", "gaussian"},
+         false,
+         "emission distribution of each hidden state"},
+        {"/model/num_states",
+         KeyType::kInteger,
+         nullptr,
+         1.0,
+         static_cast<double>(kMaxStates),
+         false,
+         {},
+         false,
+         "number K of hidden states (categorical: default the data's num_states; gaussian: required)"},
+        {"/model/initial",
+         KeyType::kString,
+         "uniform",
+         {},
+         {},
+         false,
+         {"uniform", "dirichlet"},
+         false,
+         "initial state distribution: fixed uniform, or a parameter with a Dirichlet prior"},
+        {"/model/sigma",
+         KeyType::kNumber,
+         nullptr,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "gaussian: fixed emission sd; absent: sigma is a parameter"},
+        {"/model/priors/transition_concentration",
+         KeyType::kNumber,
+         1.0,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "symmetric Dirichlet concentration of each transition row"},
+        {"/model/priors/emission_concentration",
+         KeyType::kNumber,
+         0.1,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "categorical: symmetric Dirichlet concentration of each emission row"},
+        {"/model/priors/initial_concentration",
+         KeyType::kNumber,
+         1.0,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "initial dirichlet: symmetric Dirichlet concentration of the initial distribution"},
+        {"/model/priors/mu_loc",
+         KeyType::kNumberArray,
+         nullptr,
+         {},
+         {},
+         false,
+         {},
+         false,
+         "gaussian: Normal prior location of each state's mean (K values, or 1 for all; default 0)"},
+        {"/model/priors/mu_scale",
+         KeyType::kNumberArray,
+         nullptr,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "gaussian: Normal prior scale of each state's mean (K values, or 1 for all; default 10)"},
+        {"/model/priors/sigma_scale",
+         KeyType::kNumber,
+         1.0,
+         0.0,
+         {},
+         true,
+         {},
+         false,
+         "gaussian with free sigma: scale of its half-normal prior"},
+    };
+  }
+
+  /// The observation sequences of `data[key]`: a flat array (one sequence) or an array
+  /// of arrays. Each element is checked by `check(value, pointer)`.
+  template <class Check>
+  static std::vector<std::vector<nlohmann::json>> read_sequences(const nlohmann::json& data, const std::string& key,
+                                                                 Check check) {
+    const auto& top = data.at(key);
+    if (!top.is_array() || top.empty())
+      throw DataError("data error: /" + key + " must be a non-empty array (or an array of non-empty arrays)");
+    std::vector<std::vector<nlohmann::json>> seqs;
+    const bool nested = top.front().is_array();
+    for (std::size_t s = 0; s < (nested ? top.size() : 1); ++s) {
+      const auto& seq = nested ? top[s] : top;
+      const std::string where = "/" + key + (nested ? "/" + std::to_string(s) : "");
+      if (!seq.is_array()) throw DataError("data error: " + where + " must be an array (the first element is one)");
+      if (seq.empty()) throw DataError("data error: " + where + " is empty");
+      for (std::size_t t = 0; t < seq.size(); ++t) check(seq[t], where + "/" + std::to_string(t));
+      seqs.emplace_back(seq.begin(), seq.end());
+    }
+    return seqs;
+  }
+
+  static Hmm from_config(const nlohmann::json& model, const nlohmann::json& data) {
+    using nlohmann::json;
+    const json priors = model.contains("priors") ? model.at("priors") : json::object();
+    auto number = [](const json& obj, const char* key, double fallback) {
+      return obj.contains(key) ? obj.at(key).get<double>() : fallback;
+    };
+    Hmm m;
+    const std::string emission = model.value("emission", std::string("categorical"));
+    const std::string initial = model.value("initial", std::string("uniform"));
+    if (emission != "categorical" && emission != "gaussian")
+      throw ConfigError("config error: /model/emission must be one of categorical, gaussian (got \"" + emission +
+                        "\")");
+    if (initial != "uniform" && initial != "dirichlet")
+      throw ConfigError("config error: /model/initial must be one of uniform, dirichlet (got \"" + initial + "\")");
+    m.gaussian = emission == "gaussian";
+    m.initial_dirichlet = initial == "dirichlet";
+    m.a_transition = number(priors, "transition_concentration", 1.0);
+    m.a_emission = number(priors, "emission_concentration", 0.1);
+    m.a_initial = number(priors, "initial_concentration", 1.0);
+    m.sigma_scale = number(priors, "sigma_scale", 1.0);
+    if (!m.gaussian) {
+      for (const char* k : {"sigma", "priors/mu_loc", "priors/mu_scale"}) {
+        if (model.contains(json::json_pointer(std::string("/") + k)))
+          throw ConfigError(std::string("config error: /model/") + k + " applies only to /model/emission gaussian");
+      }
+    }
+
+    if (data.is_null()) throw DataError("data error: hmm needs data (/model/data)");
+    if (!data.is_object()) throw DataError("data error: hmm data must be a JSON object");
+    const char* key = m.gaussian ? "y" : "words";
+    if (!data.contains(key))
+      throw DataError(std::string("data error: hmm (emission ") + (m.gaussian ? "gaussian" : "categorical") +
+                      ") needs /" + key + " in the data");
+
+    // Number of states: the config's, else (categorical) the data's.
+    if (model.contains("num_states")) {
+      m.K = model.at("num_states").get<int>();
+      if (m.K < 1 || m.K > kMaxStates)
+        throw ConfigError("config error: /model/num_states must be in 1.." + std::to_string(kMaxStates) + " (got " +
+                          std::to_string(m.K) + ")");
+    } else if (m.gaussian) {
+      throw ConfigError("config error: /model/num_states is required with /model/emission gaussian");
+    } else {
+      if (!data.contains("num_states"))
+        throw DataError("data error: hmm needs /num_states in the data or /model/num_states in the config");
+      const auto& ns = data.at("num_states");
+      if (!ns.is_number_integer() || ns.get<long>() < 1 || ns.get<long>() > kMaxStates)
+        throw DataError("data error: /num_states must be an integer in 1.." + std::to_string(kMaxStates) + " (got " +
+                        ns.dump() + ")");
+      m.K = ns.get<int>();
+    }
+
+    std::vector<int> offsets{0};
+    std::vector<int> syms;
+    std::vector<double> ys;
+    if (m.gaussian) {
+      const auto seqs = read_sequences(data, key, [](const json& v, const std::string& where) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+          throw DataError("data error: " + where + " must be a finite number (got " + v.dump() + ")");
+      });
+      for (const auto& s : seqs) {
+        for (const auto& v : s) ys.push_back(v.get<double>());
+        offsets.push_back(static_cast<int>(ys.size()));
+      }
+    } else {
+      long v_max = -1;
+      const json* nw = data.contains("num_words") ? &data.at("num_words") : nullptr;
+      if (nw && (!nw->is_number_integer() || nw->get<long>() < 2 || nw->get<long>() > 1000000000L))
+        throw DataError("data error: /num_words must be an integer >= 2 (got " + nw->dump() + ")");
+      const long limit = nw ? nw->get<long>() : 1000000000L;
+      const auto seqs = read_sequences(data, key, [&](const json& v, const std::string& where) {
+        if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() >= limit)
+          throw DataError("data error: " + where + " must be an integer in 0.." +
+                          (nw ? std::to_string(limit - 1) + " (num_words - 1)" : std::string("num_words - 1")) +
+                          " (got " + v.dump() + ")");
+        v_max = std::max(v_max, v.get<long>());
+      });
+      for (const auto& s : seqs) {
+        for (const auto& v : s) syms.push_back(v.get<int>());
+        offsets.push_back(static_cast<int>(syms.size()));
+      }
+      m.V = nw ? static_cast<int>(limit) : static_cast<int>(v_max + 1);
+      if (m.V < 2) throw DataError("data error: /words uses only symbol 0; give /num_words (>= 2) in the data");
+    }
+    if (offsets.back() > (1 << 30) / (m.K + 1))
+      throw DataError(std::string("data error: /") + key + " has too many observations");
+    m.S = static_cast<int>(offsets.size()) - 1;
+    m.N = offsets.back();
+
+    m.offsets = Kokkos::View<int*, MemSpace>("hmm::offsets", m.S + 1);
+    auto ho = Kokkos::create_mirror_view(m.offsets);
+    for (int s = 0; s <= m.S; ++s) ho(s) = offsets[s];
+    Kokkos::deep_copy(m.offsets, ho);
+    m.symbols = Kokkos::View<int*, MemSpace>("hmm::symbols", syms.size());
+    auto hs = Kokkos::create_mirror_view(m.symbols);
+    for (std::size_t t = 0; t < syms.size(); ++t) hs(t) = syms[t];
+    Kokkos::deep_copy(m.symbols, hs);
+    m.y = VectorView("hmm::y", ys.size());
+    auto hy = Kokkos::create_mirror_view(m.y);
+    for (std::size_t t = 0; t < ys.size(); ++t) hy(t) = ys[t];
+    Kokkos::deep_copy(m.y, hy);
+
+    // Gaussian: prior of the means, and σ.
+    m.mu_loc = VectorView("hmm::mu_loc", m.gaussian ? m.K : 0);
+    m.mu_scale = VectorView("hmm::mu_scale", m.gaussian ? m.K : 0);
+    if (m.gaussian) {
+      auto per_state = [&](const char* k, double fallback, bool positive) {
+        std::vector<double> v(m.K, fallback);
+        if (priors.contains(k)) {
+          const auto given = priors.at(k).get<std::vector<double>>();
+          if (given.size() != 1 && static_cast<int>(given.size()) != m.K)
+            throw ConfigError(std::string("config error: /model/priors/") + k + " has " + std::to_string(given.size()) +
+                              " entries, expected 1 or " + std::to_string(m.K) + " (num_states)");
+          for (int s = 0; s < m.K; ++s) {
+            v[s] = given.size() == 1 ? given[0] : given[s];
+            if (!std::isfinite(v[s]) || (positive && !(v[s] > 0.0)))
+              throw ConfigError(std::string("config error: /model/priors/") + k + " must hold finite numbers" +
+                                (positive ? " > 0" : ""));
+          }
+        }
+        return v;
+      };
+      const auto loc = per_state("mu_loc", 0.0, false), scale = per_state("mu_scale", 10.0, true);
+      auto hl = Kokkos::create_mirror_view(m.mu_loc);
+      auto hsc = Kokkos::create_mirror_view(m.mu_scale);
+      for (int k = 0; k < m.K; ++k) {
+        hl(k) = loc[k];
+        hsc(k) = scale[k];
+      }
+      Kokkos::deep_copy(m.mu_loc, hl);
+      Kokkos::deep_copy(m.mu_scale, hsc);
+      m.sigma_free = !model.contains("sigma");
+      if (!m.sigma_free) m.sigma_fixed = model.at("sigma").get<double>();
+      if (!m.sigma_free && !(m.sigma_fixed > 0.0 && std::isfinite(m.sigma_fixed)))
+        throw ConfigError("config error: /model/sigma must be > 0");
+    }
+    for (auto [name, value] : {std::pair<const char*, double>{"transition_concentration", m.a_transition},
+                               {"emission_concentration", m.a_emission},
+                               {"initial_concentration", m.a_initial},
+                               {"sigma_scale", m.sigma_scale}}) {
+      if (!(value > 0.0) || !std::isfinite(value))
+        throw ConfigError(std::string("config error: /model/priors/") + name + " must be > 0");
+    }
+
+    // Layouts (see the file comment).
+    const int K = m.K;
+    const int emit_q = m.gaussian ? K : K * (m.V - 1), emit_x = m.gaussian ? K : K * m.V;
+    m.u_emit = K * (K - 1);
+    m.u_sigma = m.u_emit + emit_q;
+    m.u_init = m.u_sigma + (m.sigma_free ? 1 : 0);
+    m.d = m.u_init + (m.initial_dirichlet ? K - 1 : 0);
+    m.s_emit = K * K;
+    m.c_sigma = m.s_emit + emit_x;
+    m.c_init = m.c_sigma + (m.sigma_free ? 1 : 0);
+    m.p = m.c_init + (m.initial_dirichlet ? K : 0);
+    m.s_sigma = m.s_emit + emit_x;
+    m.s_init = m.s_sigma + 1;
+    m.nx = m.s_init + K;
+    if (m.d == 0) throw ConfigError("config error: hmm with these settings has no parameters to sample");
+    return m;
+  }
+};
+
+}  // namespace hmc::models

@@ -1,0 +1,120 @@
+#pragma once
+/// \file
+/// \brief Convergence diagnostics of one parameter across many chains (host).
+///
+/// Each particle of the ensemble is a chain. The statistics follow ArviZ 0.23
+/// (`arviz.stats.diagnostics`) operation by operation, so they agree with
+/// `arviz.rhat(method="rank")`, `arviz.ess(method="bulk"|"tail"|"mean")`,
+/// `arviz.mcse(method="mean"|"quantile")` and `arviz.bfmi` to rounding
+/// (tests/unit/test_convergence.cpp checks 1e-6 relative against
+/// tests/data/diagnostics_reference.json, written by
+/// scripts/make_diagnostics_reference.py). The methods are those of Vehtari,
+/// Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization, folding, and
+/// localization: an improved R-hat for assessing convergence of MCMC", Bayesian
+/// Analysis 16(2):667–718:
+///  - split: each chain is cut into a first and a second half of ⌊n/2⌋ draws (the
+///    middle draw of an odd-length chain is dropped), giving 2·chains chains;
+///  - rank normalisation: average ranks r over all split draws (ties share the
+///    mean rank), z = Φ⁻¹((r − 3/8) / (S + 1/4)) with S the number of split draws;
+///  - ESS: autocovariances by FFT, Geyer's initial positive and initial monotone
+///    sequences on the multi-chain autocorrelation estimate, τ̂ bounded below by
+///    1/log10(S).
+///
+/// Degenerate inputs, as ArviZ:
+///  - any NaN draw: every statistic is NaN;
+///  - fewer than 4 draws: NaN (R-hat, ESS, MCSE); R-hat also needs ≥ 2 chains;
+///  - constant draws (max − min < 1e-15 after the transform): ESS = S, the number
+///    of split draws; R-hat is NaN (0/0); MCSE = 0.
+///
+/// Cost: one radix sort of the split draws for the rank-based statistics (R-hat
+/// orders the folded draws by a merge, not a second sort), O(S) work besides, and
+/// per pair of split chains one complex FFT of the smallest power-of-two length
+/// ≥ 2n, n the split-chain length. Scratch memory is about 40 bytes per draw,
+/// allocated per call; calls share no state (thread-safe) and are deterministic.
+/// The rank statistics (rhat, ess_bulk) index split draws with 32 bits and return
+/// NaN beyond 2^32 − 1.
+
+#include <cstddef>
+
+namespace hmc::diagnostics {
+
+/// \brief Read-only strided view of one parameter's draws: value(c, t) =
+/// data[c·chain_stride + t·draw_stride]. For the gathered LayoutRight View
+/// [particle][draw][param] and parameter k: data = &v(0, 0, k),
+/// chain_stride = draws·params, draw_stride = params.
+struct ChainDraws {
+  const double* data;
+  int chains;
+  int draws;
+  std::ptrdiff_t chain_stride;
+  std::ptrdiff_t draw_stride;
+
+  double operator()(int c, int t) const { return data[c * chain_stride + t * draw_stride]; }
+};
+
+/// \brief Rank-normalised split R-hat: max of the bulk R-hat (rank-normalised
+/// split chains) and the tail R-hat (rank-normalised split chains folded about
+/// their median) — `arviz.rhat(method="rank")`. NaN with < 2 chains or < 4 draws.
+double rhat(const ChainDraws& x);
+
+/// \brief Bulk ESS: ESS of the rank-normalised split chains —
+/// `arviz.ess(method="bulk")`.
+double ess_bulk(const ChainDraws& x);
+
+/// \brief Tail ESS: min of the ESS of the indicators x ≤ q05 and x ≤ q95
+/// (split chains; type-7 quantiles of all draws) — `arviz.ess(method="tail")`.
+double ess_tail(const ChainDraws& x);
+
+/// \brief ESS of the mean: ESS of the split chains themselves —
+/// `arviz.ess(method="mean")`.
+double ess_mean(const ChainDraws& x);
+
+/// \brief ESS of the quantile indicator x ≤ q_prob (split chains) —
+/// `arviz.ess(method="quantile", prob=prob)`.
+double ess_quantile(const ChainDraws& x, double prob);
+
+/// \brief MCSE of the mean: sd(all draws, ddof 1) / √ess_mean —
+/// `arviz.mcse(method="mean")`.
+double mcse_mean(const ChainDraws& x);
+
+/// \brief MCSE of the prob-quantile — `arviz.mcse(method="quantile", prob=prob)`:
+/// half the distance between the order statistics at the 15.87% and 84.13% points
+/// of Beta(ess·p + 1, ess·(1 − p) + 1), ess = ess_quantile(x, prob).
+double mcse_quantile(const ChainDraws& x, double prob);
+
+/// \brief Nested R-hat for many short chains: Margossian, Hoffman, Sountsov,
+/// Riou-Durand, Vehtari & Gelman (2024), "Nested R-hat: assessing the convergence
+/// of Markov chain Monte Carlo when running many short chains", Bayesian Analysis
+/// (arXiv:2110.13017), the definition of nR̂ (Eqs. (15)–(19) in the numbering the
+/// posterior R package's `rhat_nested` cites). Superchain k holds the consecutive chains
+/// [k·M, (k+1)·M), M = chains / superchains; raw draws (no split, no ranks).
+/// nR̂ = √(1 + B̂ν / Ŵν), B̂ν the variance (ddof 1) of the superchain means about
+/// their mean, Ŵν the mean over superchains of (variance of the chain means about
+/// the superchain mean, ddof 1, 0 if M = 1) + (mean within-chain variance, ddof 1,
+/// 0 if draws = 1).
+/// NaN when superchains < 2, superchains does not divide chains (no remainder
+/// handling: choose a divisor), any draw is NaN, or Ŵν = B̂ν = 0 (constant
+/// draws); +inf when Ŵν = 0 < B̂ν.
+double rhat_nested(const ChainDraws& x, int superchains);
+
+/// \brief E-BFMI of one chain's energies — `arviz.bfmi`: mean of the squared
+/// successive differences over the variance (ddof 1). NaN with < 2 draws.
+double e_bfmi(const double* energy, int draws, std::ptrdiff_t stride);
+
+namespace detail {
+
+/// \brief Standard normal quantile Φ⁻¹(p), relative error ≈ 1e-15 (Acklam's
+/// rational approximation refined by one Halley step on erfc). ±inf at 0 and 1,
+/// NaN outside [0, 1].
+double normal_quantile(double p);
+
+/// \brief Regularised incomplete beta function I_x(a, b), a, b > 0.
+double incomplete_beta(double x, double a, double b);
+
+/// \brief Inverse of x ↦ I_x(a, b) (the Beta(a, b) quantile), by bisection to
+/// the last bit.
+double beta_quantile(double p, double a, double b);
+
+}  // namespace detail
+
+}  // namespace hmc::diagnostics

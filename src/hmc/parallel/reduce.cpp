@@ -1,0 +1,72 @@
+#include "hmc/parallel/reduce.hpp"
+
+#include <cmath>
+
+namespace hmc::parallel {
+
+Allreduce no_allreduce() {
+  return Allreduce{[](double*, int) {}, [](long long*, int) {}};
+}
+
+std::vector<double> reproducible_column_sums(const StateView& values, int rows, std::int64_t global_rows,
+                                             const Allreduce& allreduce) {
+  const int cols = static_cast<int>(values.extent(1));
+  using Team = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = Team::member_type;
+
+  // 1. Largest magnitude per column: a max is exact whatever the order.
+  Kokkos::View<double*> maxima("hmc::reduce_max", cols);
+  Kokkos::parallel_for(
+      "hmc::column_max", Team(cols, Kokkos::AUTO), KOKKOS_LAMBDA(const Member& team) {
+        const int c = team.league_rank();
+        double m = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, rows),
+            [&](const int i, double& acc) {
+              const double a = math::fabs(values(i, c));
+              acc = a > acc ? a : acc;
+            },
+            Kokkos::Max<double>(m));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { maxima(c) = m; });
+      });
+  auto max_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), maxima);
+  std::vector<double> global_max(max_h.data(), max_h.data() + cols);
+  allreduce.max(global_max.data(), cols);
+
+  // 2. Scale so that every |x| * scale < 2^(62 - log2(rows)): the integer sum cannot overflow.
+  const double headroom = 61.0 - std::ceil(std::log2(static_cast<double>(global_rows > 1 ? global_rows : 2)));
+  std::vector<double> scale(cols, 0.0);
+  Kokkos::View<double*> scale_d("hmc::reduce_scale", cols);
+  auto scale_h = Kokkos::create_mirror_view(scale_d);
+  for (int c = 0; c < cols; ++c) {
+    int e = 0;
+    std::frexp(global_max[c], &e);  // global_max < 2^e
+    scale[c] =
+        global_max[c] > 0.0 && std::isfinite(global_max[c]) ? std::ldexp(1.0, static_cast<int>(headroom) - e) : 0.0;
+    scale_h(c) = scale[c];
+  }
+  Kokkos::deep_copy(scale_d, scale_h);
+
+  // 3. Integer sums: exact, so independent of the order of the additions.
+  Kokkos::View<long long*> sums("hmc::reduce_sum", cols);
+  Kokkos::parallel_for(
+      "hmc::column_sum", Team(cols, Kokkos::AUTO), KOKKOS_LAMBDA(const Member& team) {
+        const int c = team.league_rank();
+        const double s = scale_d(c);
+        long long total = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, rows),
+            [&](const int i, long long& acc) { acc += static_cast<long long>(math::nearbyint(values(i, c) * s)); },
+            total);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { sums(c) = total; });
+      });
+  auto sums_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+  std::vector<long long> global_sum(sums_h.data(), sums_h.data() + cols);
+  allreduce.sum(global_sum.data(), cols);
+
+  std::vector<double> out(cols, 0.0);
+  for (int c = 0; c < cols; ++c) out[c] = scale[c] > 0.0 ? static_cast<double>(global_sum[c]) / scale[c] : 0.0;
+  return out;
+}
+
+}  // namespace hmc::parallel

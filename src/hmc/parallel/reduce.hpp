@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// \brief Sums over the whole ensemble that do not depend on how it is split.
+///
+/// Floating-point addition is not associative, so a sum over particles computed
+/// by 1 or 4 ranks, or 1 or 16 threads, would differ in its last bits, and the
+/// warmup (which feeds such sums back into the dynamics) would then give
+/// different draws. Here each column is first scaled by a power of two fixed by
+/// the global maximum |x| (a max is exact in any order), rounded to a 64-bit
+/// integer and summed as integers, which is exact and so order-independent.
+/// The rounding error is below 2^-40 of the column's largest value per particle.
+
+#include "hmc/core/types.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace hmc::parallel {
+
+/// \brief How the ranks combine partial results (in place, element-wise).
+struct Allreduce {
+  std::function<void(double*, int)> max;
+  std::function<void(long long*, int)> sum;
+};
+
+/// \brief The single-process case: nothing to combine.
+Allreduce no_allreduce();
+
+/// \brief Column sums of values[0..rows)[0..cols) over every rank, bitwise the same
+/// for any decomposition of the rows over ranks and threads. `global_rows` is the
+/// total row count over all ranks (it bounds the integer sums).
+std::vector<double> reproducible_column_sums(const StateView& values, int rows, std::int64_t global_rows,
+                                             const Allreduce& allreduce);
+
+}  // namespace hmc::parallel

@@ -1,0 +1,85 @@
+#pragma once
+/// \file
+/// \brief Warmup adaptation on the host: step size by dual averaging, the metric's
+/// window schedule and estimate, and ChEES trajectory lengths.
+///
+/// Everything here consumes ensemble statistics that were already reduced over all
+/// particles in a decomposition-independent way (parallel/reduce.hpp), so the
+/// adapted values are the same on any number of ranks and threads.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace hmc::sampler {
+
+struct AdaptSettings {
+  bool enabled = true;
+  double target_accept = 0.8;
+  std::string metric = "diag";                               ///< unit | diag | dense
+  std::string trajectory = "chees";                          ///< fixed | chees
+  double gamma = 0.05, t0 = 10.0, kappa = 0.75;              ///< dual averaging (Stan's defaults)
+  int init_buffer = 75, term_buffer = 50, base_window = 25;  ///< metric windows (Stan's defaults)
+  int max_leapfrog = 1000;                                   ///< cap on ChEES steps per trajectory
+  double chees_learning_rate = 0.025;                        ///< Adam step on log(trajectory length)
+};
+
+/// Largest dimension for which a dense metric is estimated.
+inline constexpr int kMaxDenseDim = 100;
+
+/// \brief Nesterov dual averaging of log(step size) (Hoffman & Gelman 2014, as in Stan).
+class DualAveraging {
+ public:
+  DualAveraging(double target, double gamma, double t0, double kappa)
+      : target_(target), gamma_(gamma), t0_(t0), kappa_(kappa) {}
+  /// Starts over around step size `eps` (mu = log(10 eps)).
+  void restart(double eps);
+  /// Feeds the ensemble-mean acceptance probability; returns the next step size.
+  double update(double accept);
+  /// The averaged step size, used after warmup.
+  double final_step_size() const;
+
+ private:
+  double target_, gamma_, t0_, kappa_;
+  double mu_ = 0.0, h_bar_ = 0.0, log_eps_bar_ = 0.0;
+  int counter_ = 0;
+};
+
+/// \brief Stan's warmup windows: an initial buffer, doubling windows for the metric,
+/// and a terminal buffer for the step size only.
+class WindowSchedule {
+ public:
+  WindowSchedule(int warmup, const AdaptSettings& s);
+  /// Is warmup iteration `it` (1-based) inside a metric window?
+  bool in_window(int it) const;
+  /// Does a metric window end at iteration `it`?
+  bool window_end(int it) const;
+  const std::vector<int>& ends() const { return ends_; }
+  int first() const { return first_; }
+
+ private:
+  int first_ = 0;  ///< first window iteration (1-based), 0 if none
+  std::vector<int> ends_;
+};
+
+/// \brief Variance estimate regularised towards the identity as Stan does:
+/// (n / (n + 5)) var + 1e-3 (5 / (n + 5)).
+double regularise(double variance, double n, bool diagonal_entry);
+
+/// \brief Adam on log(trajectory length), maximising the ChEES criterion
+/// (Hoffman, Radul & Sountsov 2021).
+class ChEES {
+ public:
+  ChEES(double initial_length, double learning_rate) : log_t_(std::log(initial_length)), rate_(learning_rate) {}
+  /// One step with the acceptance-weighted ensemble estimate of d ChEES / d log T;
+  /// the length is kept within [min_length, max_length].
+  void update(double gradient, double min_length, double max_length);
+  double length() const { return std::exp(log_t_); }
+
+ private:
+  double log_t_, rate_;
+  double v_ = 0.0;
+  int steps_ = 0;
+};
+
+}  // namespace hmc::sampler

@@ -1,0 +1,83 @@
+#pragma once
+/// \file
+/// \brief The metric (inverse mass matrix) Σ of the kinetic energy ½ pᵀ Σ p.
+///
+/// Diagonal or dense. Momenta are drawn from N(0, T Σ⁻¹) and positions move with
+/// velocity Σ p, so Σ ≈ Cov(q) makes every direction equally easy to integrate.
+
+#include "hmc/core/types.hpp"
+
+#include <vector>
+
+namespace hmc::sampler {
+
+struct Metric {
+  int dim = 0;
+  bool dense = false;
+  VectorView diag;  ///< Σ_jj (used when !dense)
+  MatrixView full;  ///< Σ (dense)
+  MatrixView chol;  ///< lower L with Σ = L Lᵀ (dense)
+
+  /// ½ pᵀ Σ p
+  KOKKOS_INLINE_FUNCTION double kinetic(const Row& p) const {
+    double k = 0.0;
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) k += p(j) * p(j) * diag(j);
+    } else {
+      for (int i = 0; i < dim; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < dim; ++j) s += full(i, j) * p(j);
+        k += p(i) * s;
+      }
+    }
+    return 0.5 * k;
+  }
+
+  /// q += eps Σ p
+  KOKKOS_INLINE_FUNCTION void drift(const Row& q, const Row& p, double eps) const {
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) q(j) += eps * diag(j) * p(j);
+    } else {
+      for (int i = 0; i < dim; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < dim; ++j) s += full(i, j) * p(j);
+        q(i) += eps * s;
+      }
+    }
+  }
+
+  /// Turns independent standard normals in p into p ~ N(0, scale² Σ⁻¹).
+  KOKKOS_INLINE_FUNCTION void momentum_from_normals(const Row& p, double scale) const {
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) p(j) *= scale / math::sqrt(diag(j));
+    } else {
+      // Solve Lᵀ p = z in place: Cov(L⁻ᵀ z) = (L Lᵀ)⁻¹ = Σ⁻¹.
+      for (int i = dim - 1; i >= 0; --i) {
+        double s = p(i);
+        for (int k = i + 1; k < dim; ++k) s -= chol(k, i) * p(k);
+        p(i) = s / chol(i, i);
+      }
+      for (int j = 0; j < dim; ++j) p(j) *= scale;
+    }
+  }
+
+  /// (Σ p)_j, the velocity of coordinate j.
+  KOKKOS_INLINE_FUNCTION double velocity(const Row& p, int j) const {
+    if (!dense) return diag(j) * p(j);
+    double s = 0.0;
+    for (int k = 0; k < dim; ++k) s += full(j, k) * p(k);
+    return s;
+  }
+};
+
+/// \brief The identity metric of dimension d.
+Metric unit_metric(int dim);
+/// \brief A diagonal metric with Σ_jj = variances[j].
+Metric diagonal_metric(const std::vector<double>& variances);
+/// \brief A dense metric Σ (row-major d×d, symmetric positive definite); throws
+/// std::runtime_error if the Cholesky factorisation fails.
+Metric dense_metric(const std::vector<double>& sigma, int dim);
+/// \brief Σ back on the host: d values (diagonal) or d×d row-major (dense).
+std::vector<double> metric_values(const Metric& m);
+
+}  // namespace hmc::sampler

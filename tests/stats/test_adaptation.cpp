@@ -1,0 +1,151 @@
+// Warmup adaptation on hard Gaussians, and posteriors of the shipped configs with
+// adaptation on; tolerances in units of the run's Monte Carlo standard error.
+#include "coin_toss.hpp"
+#include "harmonic_oscillator.hpp"
+#include "hmc/diagnostics/summary.hpp"
+#include "hmc/io/config.hpp"
+#include "hmc/sampler/run.hpp"
+#include "registry.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace {
+
+using nlohmann::json;
+
+void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, double var, bool check_rhat = true) {
+  ASSERT_TRUE(std::isfinite(s.mcse_mean) && s.mcse_mean > 0) << s.name;
+  ASSERT_TRUE(std::isfinite(s.mcse_sd) && s.mcse_sd > 0) << s.name;
+  EXPECT_LE(std::abs(s.mean - mean), 4.0 * s.mcse_mean)
+      << s.name << ": mean " << s.mean << " vs " << mean << " (mcse " << s.mcse_mean << ")";
+  const double mcse_var = 2.0 * s.sd * s.mcse_sd;
+  EXPECT_LE(std::abs(s.sd * s.sd - var), 4.0 * mcse_var)
+      << s.name << ": variance " << s.sd * s.sd << " vs " << var << " (mcse " << mcse_var << ")";
+  if (check_rhat) EXPECT_LT(s.rhat, 1.01) << s.name;
+}
+
+double post_warmup_acceptance(const hmc::sampler::LocalDraws& d) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < d.accept_prob.extent(0); ++i)
+    for (std::size_t t = 0; t < d.accept_prob.extent(1); ++t) sum += d.accept_prob(i, t);
+  return sum / static_cast<double>(d.accept_prob.size());
+}
+
+hmc::sampler::Settings adaptive(const std::string& metric, const std::string& trajectory, std::uint64_t seed) {
+  hmc::sampler::Settings s;
+  // R-hat of stationary chains is about 1 + (tau - 1) / draws (tau: integrated
+  // autocorrelation time), so the chains must be long enough for the 1.01 bar.
+  s.particles = 512;
+  s.warmup = 400;
+  s.draws = 600;
+  s.step_size = 0.01;  // far too small for most directions: adaptation must fix it
+  s.leapfrog_steps = 10;
+  s.seed = seed;
+  s.adapt.metric = metric;
+  s.adapt.trajectory = trajectory;
+  return s;
+}
+
+TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
+  // k from 1 to 10^4: standard deviations from 1 to 0.01.
+  std::vector<double> k;
+  for (int i = 0; i < 10; ++i) k.push_back(std::pow(10.0, 4.0 * i / 9.0));
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", k}}, nullptr);
+  const auto s = adaptive("diag", "chees", 31);
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+
+  EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
+  ASSERT_EQ(draws.adapted.metric, "diag");
+  ASSERT_EQ(draws.adapted.inv_metric.size(), k.size());
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    EXPECT_NEAR(draws.adapted.inv_metric[i] * k[i], 1.0, 0.2) << "metric entry " << i;
+  }
+  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  for (std::size_t i = 0; i < k.size(); ++i) expect_moments(summary[i], 0.0, 1.0 / k[i]);
+}
+
+TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
+  // Four coordinates, scales 1, 2, 0.5, 3, every correlation 0.95.
+  const std::vector<double> sd = {1.0, 2.0, 0.5, 3.0};
+  const int d = 4;
+  std::vector<std::vector<double>> cov(d, std::vector<double>(d));
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) cov[i][j] = sd[i] * sd[j] * (i == j ? 1.0 : 0.95);
+  // Precision = cov^-1 by Gauss-Jordan.
+  std::vector<std::vector<double>> a = cov, inv(d, std::vector<double>(d, 0.0));
+  for (int i = 0; i < d; ++i) inv[i][i] = 1.0;
+  for (int c = 0; c < d; ++c) {
+    const double p = a[c][c];
+    for (int j = 0; j < d; ++j) {
+      a[c][j] /= p;
+      inv[c][j] /= p;
+    }
+    for (int r = 0; r < d; ++r)
+      if (r != c) {
+        const double f = a[r][c];
+        for (int j = 0; j < d; ++j) {
+          a[r][j] -= f * a[c][j];
+          inv[r][j] -= f * inv[c][j];
+        }
+      }
+  }
+  const auto model =
+      hmc::models::HarmonicOscillator::from_config({{"precision", inv}, {"centres", {1.0, -1.0, 0.5, 2.0}}}, nullptr);
+  const auto s = adaptive("dense", "chees", 32);
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+
+  EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
+  ASSERT_EQ(draws.adapted.metric, "dense");
+  ASSERT_EQ(draws.adapted.inv_metric.size(), static_cast<std::size_t>(d * d));
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      EXPECT_NEAR(draws.adapted.inv_metric[i * d + j], cov[i][j], 0.2 * sd[i] * sd[j])
+          << "metric (" << i << "," << j << ")";
+    }
+  EXPECT_GT(draws.adapted.trajectory_length, 0.0);
+  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const std::vector<double> centre = {1.0, -1.0, 0.5, 2.0};
+  for (int i = 0; i < d; ++i) expect_moments(summary[i], centre[i], cov[i][i]);
+}
+
+TEST(Adaptation, ReachesTargetFromAHugeInitialStepSize) {
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 100.0}}}, nullptr);
+  auto s = adaptive("diag", "fixed", 33);
+  s.step_size = 5.0;  // every first trajectory diverges
+  s.adapt.target_accept = 0.9;
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  EXPECT_NEAR(post_warmup_acceptance(draws), 0.9, 0.05);
+}
+
+TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0}}}, nullptr);
+  auto s = adaptive("diag", "fixed", 34);
+  s.adapt.enabled = false;
+  s.step_size = 0.07;
+  s.particles = 64;
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  EXPECT_EQ(draws.adapted.step_size, 0.07);
+  EXPECT_EQ(draws.adapted.metric, "unit");
+  for (double v : draws.adapted.inv_metric) EXPECT_EQ(v, 1.0);
+}
+
+// The shipped coin-toss config, adaptation on as it ships, against Beta(1 + heads, 1 + tails).
+TEST(Adaptation, CoinTossDefaultConfigMatchesBeta) {
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {},
+                                                hmc::models::model_names(), hmc::models::model_keys);
+  auto s = hmc::io::settings_from_config(resolved.config);
+  ASSERT_TRUE(s.adapt.enabled) << "configs/coin_toss.json should adapt";
+  const auto model = hmc::models::CoinToss::from_config(resolved.config["model"], resolved.data);
+  const auto counts = hmc::models::CoinToss::count_tosses(resolved.data);
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  for (std::size_t c = 0; c < counts.size(); ++c) {
+    const double a = 1.0 + counts[c].first, b = 1.0 + counts[c].second;
+    expect_moments(summary[c], a / (a + b), a * b / ((a + b) * (a + b) * (a + b + 1)));
+  }
+}
+
+}  // namespace

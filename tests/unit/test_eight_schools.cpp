@@ -1,0 +1,174 @@
+// The eight schools model: its automatic gradient against central finite
+// differences at many random points, its log density against a direct host
+// formula, its constrained outputs, and its data checks.
+#include "eight_schools.hpp"
+#include "hmc/model/concept.hpp"
+#include "support/device_eval.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using hmc::Row;
+using hmc::models::EightSchools;
+using nlohmann::json;
+
+static_assert(hmc::model::check_model<EightSchools>());
+
+const std::vector<double> kY = {28, 8, -3, 7, -1, 1, 18, 12};
+const std::vector<double> kSigma = {15, 10, 16, 11, 9, 11, 10, 18};
+
+json rubin_data() { return {{"y", kY}, {"sigma", kSigma}}; }
+
+json model_section(json priors = json::object()) { return {{"name", "eight_schools"}, {"priors", priors}}; }
+
+// For each point: [0] log_density, [1] log_density_gradient's value, then d gradient
+// entries, then d central differences of log_density, then num_params constrained values.
+hmc::test::HostMatrix evaluate(const EightSchools& model, const hmc::StateView& points, double h) {
+  const int n = static_cast<int>(points.extent(0)), d = model.dim(), p = model.num_params();
+  hmc::StateView out("out", n, 2 + 2 * d + p), work("work", n, d), grad("grad", n, d), con("con", n, p);
+  Kokkos::parallel_for(
+      "test::eight_schools", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+        const Row q = hmc::row(points, i), w = hmc::row(work, i), g = hmc::row(grad, i), c = hmc::row(con, i);
+        out(i, 0) = model.log_density(q);
+        out(i, 1) = model.log_density_gradient(q, g);
+        for (int j = 0; j < d; ++j) {
+          out(i, 2 + j) = g(j);
+          for (int k = 0; k < d; ++k) w(k) = q(k);
+          w(j) = q(j) + h;
+          const double up = model.log_density(w);
+          w(j) = q(j) - h;
+          const double down = model.log_density(w);
+          out(i, 2 + d + j) = (up - down) / (2.0 * h);
+        }
+        model.constrain(q, c);
+        for (int j = 0; j < p; ++j) out(i, 2 + 2 * d + j) = c(j);
+      });
+  return hmc::test::to_host(out);
+}
+
+std::vector<std::vector<double>> random_points(int n, int d, double radius, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-radius, radius);
+  std::vector<std::vector<double>> pts(n, std::vector<double>(d));
+  for (auto& p : pts)
+    for (auto& x : p) x = u(rng);
+  return pts;
+}
+
+double normal_lpdf(double x, double mu, double sd) {
+  const double z = (x - mu) / sd;
+  return -0.5 * z * z - std::log(sd) - 0.5 * std::log(2.0 * hmc::math::pi());
+}
+
+/// log p(mu, log tau, theta_tilde | y) + log p(y), straight from the model's definition.
+double direct_log_density(const std::vector<double>& q, double mu_loc, double mu_scale, double tau_scale) {
+  const double mu = q[0], tau = std::exp(q[1]);
+  double lp = normal_lpdf(mu, mu_loc, mu_scale);
+  lp +=
+      std::log(2.0 / (hmc::math::pi() * tau_scale)) - std::log1p((tau / tau_scale) * (tau / tau_scale));  // half-Cauchy
+  lp += q[1];  // log|d tau / d q1|
+  for (std::size_t j = 0; j < kY.size(); ++j) {
+    const double tt = q[2 + j];
+    lp += normal_lpdf(tt, 0.0, 1.0) + normal_lpdf(kY[j], mu + tau * tt, kSigma[j]);
+  }
+  return lp;
+}
+
+TEST(EightSchools, AutodiffGradientMatchesFiniteDifferences) {
+  const auto m = EightSchools::from_config(model_section(), rubin_data());
+  ASSERT_EQ(m.dim(), 10);
+  const int n = 200, d = m.dim();
+  const auto r = evaluate(m, hmc::test::to_device(random_points(n, d, 3.0, 8)), 1e-5);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_LE(std::abs(r(i, 0) - r(i, 1)), 1e-12 * std::max(1.0, std::abs(r(i, 0))))
+        << "log_density and log_density_gradient disagree at point " << i;
+    for (int j = 0; j < d; ++j) {
+      const double a = r(i, 2 + j), fd = r(i, 2 + d + j);
+      const double rel = std::abs(a - fd) / std::max({std::abs(a), std::abs(fd), 1.0});
+      EXPECT_LE(rel, 1e-6) << "point " << i << " coordinate " << j << ": autodiff " << a << " vs fd " << fd;
+    }
+  }
+}
+
+TEST(EightSchools, LogDensityMatchesDirectFormula) {
+  for (const auto& [mu_loc, mu_scale, tau_scale] :
+       std::vector<std::tuple<double, double, double>>{{0.0, 5.0, 5.0}, {3.0, 10.0, 2.5}}) {
+    const auto m = EightSchools::from_config(
+        model_section({{"mu_loc", mu_loc}, {"mu_scale", mu_scale}, {"tau_scale", tau_scale}}), rubin_data());
+    const auto pts = random_points(100, m.dim(), 4.0, 21);
+    const auto r = evaluate(m, hmc::test::to_device(pts), 1e-5);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const double want = direct_log_density(pts[i], mu_loc, mu_scale, tau_scale);
+      EXPECT_LE(std::abs(r(i, 0) - want), 1e-12 * std::max(1.0, std::abs(want)))
+          << "point " << i << ": model " << r(i, 0) << " vs direct " << want;
+    }
+  }
+}
+
+TEST(EightSchools, DefaultPriorsAreNormal05AndHalfCauchy5) {
+  const auto m = EightSchools::from_config({{"name", "eight_schools"}}, rubin_data());
+  EXPECT_EQ(m.mu_loc, 0.0);
+  EXPECT_EQ(m.mu_scale, 5.0);
+  EXPECT_EQ(m.tau_scale, 5.0);
+  const auto pts = random_points(5, m.dim(), 2.0, 3);
+  const auto r = evaluate(m, hmc::test::to_device(pts), 1e-5);
+  for (std::size_t i = 0; i < pts.size(); ++i) EXPECT_NEAR(r(i, 0), direct_log_density(pts[i], 0, 5, 5), 1e-10);
+}
+
+TEST(EightSchools, ConstrainGivesMuTauAndTheta) {
+  const auto m = EightSchools::from_config(model_section(), rubin_data());
+  ASSERT_EQ(m.num_params(), 10);
+  const auto names = m.parameter_names();
+  ASSERT_EQ(names.size(), 10u);
+  EXPECT_EQ(names[0], "mu");
+  EXPECT_EQ(names[1], "tau");
+  EXPECT_EQ(names[2], "theta[1]");
+  EXPECT_EQ(names[9], "theta[8]");
+  const std::vector<double> q = {1.5, std::log(2.0), -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5};
+  const auto r = evaluate(m, hmc::test::to_device({q}), 1e-5);
+  const int c = 2 + 2 * m.dim();
+  EXPECT_DOUBLE_EQ(r(0, c + 0), 1.5);
+  EXPECT_NEAR(r(0, c + 1), 2.0, 1e-15);
+  for (int j = 0; j < 8; ++j) EXPECT_NEAR(r(0, c + 2 + j), 1.5 + 2.0 * q[2 + j], 1e-14) << j;
+}
+
+TEST(EightSchools, AcceptsOtherSchoolCountsAndJ) {
+  const auto m = EightSchools::from_config(model_section(), {{"J", 3}, {"y", {1, 2, 3}}, {"sigma", {1, 1, 2}}});
+  EXPECT_EQ(m.dim(), 5);
+  EXPECT_EQ(m.num_params(), 5);
+}
+
+void expect_data_error(const json& data, const std::string& fragment) {
+  try {
+    (void)EightSchools::from_config(model_section(), data);
+    ADD_FAILURE() << "no error for " << data.dump();
+  } catch (const hmc::DataError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << "not one line: " << what;
+  }
+}
+
+TEST(EightSchools, RejectsBadData) {
+  expect_data_error(nullptr, "/model/data");
+  expect_data_error({{"sigma", kSigma}}, "\"y\"");
+  expect_data_error({{"y", kY}}, "\"sigma\"");
+  expect_data_error({{"y", json::array()}, {"sigma", json::array()}}, "/y must be a non-empty array");
+  expect_data_error({{"y", 3}, {"sigma", kSigma}}, "/y must be a non-empty array");
+  expect_data_error({{"y", {1, "two", 3}}, {"sigma", {1, 1, 1}}}, "/y/1 must be a number");
+  expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 1}}}, "/y has 3 entries but /sigma has 2");
+  expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 0, 1}}}, "/sigma/1 must be > 0");
+  expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 1, -2}}}, "/sigma/2 must be > 0");
+  expect_data_error({{"J", 4}, {"y", {1, 2, 3}}, {"sigma", {1, 1, 1}}}, "/J must equal");
+}
+
+}  // namespace
