@@ -9,10 +9,28 @@
 #include "linear_acceleration.hpp"
 
 #include <chrono>
+#include <type_traits>
+#include <utility>
 
 namespace hmc::models {
 
 namespace {
+
+/// A model may explain its results with `std::string note() const` (e.g. label switching).
+template <class M, class = void>
+struct has_note : std::false_type {};
+template <class M>
+struct has_note<M, std::void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
+
+template <class Model>
+std::string model_note(const Model& m) {
+  if constexpr (has_note<Model>::value) {
+    return m.note();
+  } else {
+    (void)m;
+    return {};
+  }
+}
 
 template <class Model>
 RunOutput run_model(const RunRequest& r) {
@@ -33,6 +51,7 @@ RunOutput run_model(const RunRequest& r) {
   const auto start = std::chrono::steady_clock::now();
   RunOutput out;
   out.names = model.parameter_names();
+  out.note = model_note(model);
   out.all = parallel::gather_draws(r.mpi, dec, local);
   out.sampling_s = out.all.sampling_s;
   out.gather_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

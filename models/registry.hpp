@@ -32,6 +32,7 @@ struct RunOutput {
   sampler::LocalDraws all;         ///< the whole ensemble on rank 0; empty elsewhere
   double sampling_s = 0.0;         ///< slowest rank's sampling time
   double gather_s = 0.0;
+  std::string note;  ///< what the model wants a reader of the results to know (may be empty)
 };
 
 /// \brief What `hmc diagnose` asks of a model: its gradient checked at points drawn

@@ -240,7 +240,8 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   const int configured = config["diagnostics"]["superchains"].get<int>();
   const int superchains = configured > 0 ? configured : hmc::diagnostics::default_superchains(settings.particles);
   const auto params = hmc::diagnostics::summarize(out.all, out.names, superchains);
-  const auto warnings = hmc::diagnostics::warnings(out.all, params);
+  auto warnings = hmc::diagnostics::warnings(out.all, params);
+  if (!out.note.empty()) warnings.insert(warnings.begin(), out.note);
   const auto stats = hmc::io::sampler_stats(out.all, settings, mpi.size());
   try {
     hmc::io::write_draws_csv(dir + "/draws.csv", out.all, out.names);

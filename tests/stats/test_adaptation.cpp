@@ -24,7 +24,9 @@ void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, do
   const double mcse_var = 2.0 * s.sd * s.mcse_sd;
   EXPECT_LE(std::abs(s.sd * s.sd - var), 4.0 * mcse_var)
       << s.name << ": variance " << s.sd * s.sd << " vs " << var << " (mcse " << mcse_var << ")";
-  if (check_rhat) EXPECT_LT(s.rhat, 1.01) << s.name;
+  if (check_rhat) {
+    EXPECT_LT(s.rhat, 1.01) << s.name;
+  }
 }
 
 double post_warmup_acceptance(const hmc::sampler::LocalDraws& d) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace hmc::diagnostics {
@@ -103,12 +104,24 @@ int default_superchains(std::int64_t particles) {
 std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vector<ParameterSummary>& params) {
   std::vector<std::string> out;
   const std::size_t particles = all.draws.extent(0), draws = all.draws.extent(1);
+  std::vector<std::string> high;
+  double worst_rhat = 0.0;
   for (const auto& p : params) {
     if (std::isfinite(p.rhat) && p.rhat > 1.01) {
-      out.push_back(p.name + ": R-hat " + std::to_string(p.rhat) +
-                    " > 1.01: the particles do not agree yet (more "
-                    "warmup, or check for multiple modes)");
+      high.push_back(p.name);
+      worst_rhat = std::max(worst_rhat, p.rhat);
     }
+  }
+  if (!high.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < high.size() && i < 8; ++i) names += (i ? ", " : "") + high[i];
+    if (high.size() > 8) names += ", ...";
+    char worst[32];
+    std::snprintf(worst, sizeof worst, "%.4g", worst_rhat);
+    out.push_back("R-hat above 1.01 for " + std::to_string(high.size()) + " parameter(s) (" + names + "; up to " +
+                  worst +
+                  "): the particles do not agree yet (more warmup or longer chains, or check for multiple "
+                  "modes)");
   }
   double div = 0.0;
   for (std::size_t i = 0; i < all.divergences.extent(0); ++i) div += all.divergences(i);
@@ -130,6 +143,8 @@ std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vec
   }
   // Separated modes: particle means far apart compared with the particles' own spread.
   if (particles >= 4 && draws >= 2) {
+    std::vector<std::string> split;
+    std::size_t worst = 0;
     for (std::size_t k = 0; k < params.size(); ++k) {
       std::vector<double> means(particles);
       double within = 0.0;
@@ -148,10 +163,18 @@ std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vec
       for (double m : means)
         if (sw > 0.0 && std::abs(m - median) > 5.0 * sw) ++far;
       if (far >= std::max<std::size_t>(2, particles / 100)) {
-        out.push_back(params[k].name + ": " + std::to_string(far) + " of " + std::to_string(particles) +
-                      " particles sit more than 5 within-particle sds from the median particle: the ensemble has "
-                      "split into separated modes (e.g. label switching); summaries mix them");
+        split.push_back(params[k].name);
+        worst = std::max(worst, far);
       }
+    }
+    if (!split.empty()) {
+      std::string names;
+      for (std::size_t i = 0; i < split.size() && i < 8; ++i) names += (i ? ", " : "") + split[i];
+      if (split.size() > 8) names += ", ...";
+      out.push_back("separated modes in " + std::to_string(split.size()) + " parameter(s) (" + names + "): up to " +
+                    std::to_string(worst) + " of " + std::to_string(particles) +
+                    " particles sit more than 5 within-particle sds from the median particle (label switching, or "
+                    "particles stuck far away); summaries mix the modes");
     }
   }
   return out;

@@ -196,7 +196,7 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
                 "parameter", "mean", "sd", "q5", "q50", "q95", "mcse_mean", "rhat", "ess_bulk", "ess_tail");
   out += buf;
   for (const auto& s : params) {
-    std::snprintf(buf, sizeof buf, "%-*s %11.5g %11.5g %11.5g %11.5g %11.5g %10.3g %6.3f %8.0f %8.0f\n",
+    std::snprintf(buf, sizeof buf, "%-*s %11.5g %11.5g %11.5g %11.5g %11.5g %10.3g %6.4g %8.0f %8.0f\n",
                   static_cast<int>(width), s.name.c_str(), s.mean, s.sd, s.q5, s.q50, s.q95, s.mcse_mean, s.rhat,
                   s.ess_bulk, s.ess_tail);
     out += buf;

@@ -189,10 +189,15 @@ class EnsembleSampler {
           if (!dense) accumulate(window_sums);
           ++window_iterations;
           if (windows.window_end(it)) {
-            inv_metric = dense ? ensemble_covariance() : window_variances(window_sums, window_iterations);
-            metric = dense ? dense_metric(inv_metric, dim_) : diagonal_metric(inv_metric);
-            metric_kind = ad.metric;
-            step.metric = metric;
+            const auto estimate = dense ? ensemble_covariance() : window_variances(window_sums, window_iterations);
+            try {
+              metric = dense ? dense_metric(estimate, dim_) : diagonal_metric(estimate);
+              inv_metric = estimate;
+              metric_kind = ad.metric;
+              step.metric = metric;
+            } catch (const std::runtime_error&) {
+              // Too few particles for a positive definite covariance: keep the previous metric.
+            }
             if (!dense) Kokkos::deep_copy(window_sums, 0.0);
             window_iterations = 0;
             dual.restart(step.step_size);
