@@ -6,6 +6,7 @@
 /// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
 /// p(1 - p) of the logit map is included.
 
+#include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/schema.hpp"
@@ -20,8 +21,9 @@ namespace hmc::models {
 
 struct CoinToss {
   int coins = 0;
-  VectorView heads_a;  ///< heads + a, per coin
-  VectorView tails_b;  ///< tails + b, per coin
+  double prior_a = 1.0, prior_b = 1.0;  ///< Beta(a, b) prior of every coin
+  VectorView heads_a;                   ///< heads + a, per coin
+  VectorView tails_b;                   ///< tails + b, per coin
 
   int dim() const { return coins; }
   int num_params() const { return coins; }
@@ -51,6 +53,14 @@ struct CoinToss {
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
     for (int c = 0; c < coins; ++c) out(c) = math::sigmoid(q(c));
+  }
+
+  /// A prior draw: p ~ Beta(a, b) as X / (X + Y), X ~ Gamma(a), Y ~ Gamma(b), so logit p = log X - log Y.
+  KOKKOS_INLINE_FUNCTION void sample_prior(const rng::ParticleStream& s, std::uint32_t use, const Row& q) const {
+    for (int c = 0; c < coins; ++c) {
+      const auto base = use + 512u * static_cast<std::uint32_t>(c);
+      q(c) = math::log(s.gamma(0, base, prior_a)) - math::log(s.gamma(0, base + 256u, prior_b));
+    }
   }
 
   // ---- host: config and data ------------------------------------------------
@@ -123,6 +133,8 @@ struct CoinToss {
     const double b = model.at("priors").at("b").get<double>();
     CoinToss m;
     m.coins = static_cast<int>(counts.size());
+    m.prior_a = a;
+    m.prior_b = b;
     m.heads_a = VectorView("coin_toss::heads_a", m.coins);
     m.tails_b = VectorView("coin_toss::tails_b", m.coins);
     auto ha = Kokkos::create_mirror_view(m.heads_a);

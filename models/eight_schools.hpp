@@ -11,6 +11,7 @@
 /// log-Jacobian log tau of tau = exp(q_1) and every normalising constant, so it is
 /// the exact log joint density of (q, y). Output: mu, tau, theta[1..J].
 
+#include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/schema.hpp"
@@ -65,6 +66,22 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
     out(0) = q(0);
     out(1) = tau;
     for (int j = 0; j < schools; ++j) out(2 + j) = q(0) + tau * q(2 + j);
+  }
+
+  /// A prior draw on the sampled scale: mu normal, log tau with tau half-Cauchy
+  /// (tau = scale · tan(π u / 2)), theta_tilde standard normal.
+  KOKKOS_INLINE_FUNCTION void sample_prior(const rng::ParticleStream& s, std::uint32_t use, const Row& q) const {
+    double u, unused, z0, z1;
+    s.uniform2(0, use, u, unused);
+    s.normal2(0, use + 1u, z0, z1);
+    q(0) = mu_loc + mu_scale * z0;
+    const double v = u + 0x1p-54;  // strictly inside (0, 1)
+    q(1) = math::log(tau_scale * math::sin(0.5 * math::pi() * v) / math::cos(0.5 * math::pi() * v));
+    for (int j = 0; j < schools; j += 2) {
+      s.normal2(0, use + 2u + static_cast<std::uint32_t>(j / 2), z0, z1);
+      q(2 + j) = z0;
+      if (j + 1 < schools) q(3 + j) = z1;
+    }
   }
 
   // ---- host: config and data ------------------------------------------------

@@ -17,6 +17,7 @@
 ///
 /// so a gradient costs O(1) whatever the number of observations.
 
+#include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/schema.hpp"
@@ -109,6 +110,20 @@ struct LinearAcceleration {
       }
     }
     return lp;
+  }
+
+  /// A prior draw on the sampled scale: h and v0 uniform (their logit-scale images),
+  /// g normal, and σ half-normal when estimated.
+  KOKKOS_INLINE_FUNCTION void sample_prior(const rng::ParticleStream& s, std::uint32_t use, const Row& q) const {
+    double u0, u1, z0, z1;
+    s.uniform2(0, use, u0, u1);
+    s.normal2(0, use + 1u, z0, z1);
+    // u + 2^-54 lies strictly inside (0, 1): the logit stays finite.
+    const double a = u0 + 0x1p-54, b = u1 + 0x1p-54;
+    q(0) = math::log(a) - math::log1p(-a);
+    q(1) = math::log(b) - math::log1p(-b);
+    q(2) = g_mean + g_sd * z0;
+    if (estimate_sigma) q(3) = math::log(sigma_scale * math::fabs(z1) + 1e-300);
   }
 
   // ---- host: config and data ------------------------------------------------

@@ -83,7 +83,8 @@ ModelEntry entry(std::string name, std::string summary) {
                     &Model::config_keys,
                     [](const nlohmann::json& m, const nlohmann::json& d) { return Model::from_config(m, d).dim(); },
                     &run_model<Model>,
-                    &diagnose_model<Model>};
+                    &diagnose_model<Model>,
+                    model::can_sample_prior<Model>()};
 }
 
 }  // namespace

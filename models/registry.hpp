@@ -62,6 +62,8 @@ struct ModelEntry {
   std::function<RunOutput(const RunRequest&)> run;
   /// Gradient against finite differences (`hmc diagnose`); same errors as `check`.
   std::function<DiagnoseOutput(const DiagnoseRequest&)> diagnose;
+  /// Can it draw initial positions from its prior (/sampler/init/strategy "prior")?
+  bool samples_prior = false;
 };
 
 const std::vector<ModelEntry>& registry();

@@ -92,7 +92,11 @@ std::string version_text() {
 }
 
 /// Settings that only make sense with the model's dimension in hand.
-void check_against_model(const json& c, int dim) {
+void check_against_model(const json& c, int dim, const hmc::models::ModelEntry& entry) {
+  if (c["sampler"]["init"]["strategy"] == "prior" && !entry.samples_prior) {
+    throw hmc::ConfigError("config error: /sampler/init/strategy \"prior\": model " + entry.name +
+                           " cannot draw from its prior (use \"uniform\" or \"values\")");
+  }
   const auto& init = c["sampler"]["init"];
   const bool values = init["strategy"] == "values";
   if (values != init.contains("values")) {
@@ -126,7 +130,7 @@ int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt,
       resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
       const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
       const int dim = entry->check(resolved.config["model"], resolved.data);
-      check_against_model(resolved.config, dim);
+      check_against_model(resolved.config, dim, *entry);
       payload = json{{"config", resolved.config}, {"data", resolved.data}}.dump();
     } catch (const hmc::ConfigError& e) {
       std::cerr << "hmc: " << e.what() << "\n";
@@ -245,6 +249,7 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   const auto stats = hmc::io::sampler_stats(out.all, settings, mpi.size());
   try {
     hmc::io::write_draws_csv(dir + "/draws.csv", out.all, out.names);
+    hmc::io::write_particles_csv(dir + "/particles.csv", out.all, settings.draws);
     hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv, started, out.all.adapted).dump(2) + "\n");
     t.write = std::chrono::duration<double>(Clock::now() - w0).count();
     t.total = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -255,7 +260,7 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
     return hmc::kExitRunError;
   }
   std::cout << hmc::io::summary_table(params, stats, t, out.all.adapted, warnings) << std::flush;
-  spdlog::info("results in {}/ (draws.csv, summary.json, run.json)", dir);
+  spdlog::info("results in {}/ (draws.csv, particles.csv, summary.json, run.json)", dir);
   return hmc::kExitOk;
 }
 

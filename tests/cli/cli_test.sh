@@ -36,7 +36,7 @@ case_configs() {
     if ! "$HMC" --config "$cfg" --set "output.dir=$out" >"$work/$name.stdout" 2>"$work/$name.stderr"; then
       fail "$name: exit $?: $(tail -3 "$work/$name.stderr")"; continue
     fi
-    for f in draws.csv summary.json run.json; do
+    for f in draws.csv particles.csv summary.json run.json; do
       [[ -s "$out/$f" ]] || fail "$name: $f missing"
     done
     grep -q '^parameter' "$work/$name.stdout" || fail "$name: no summary table on stdout"
@@ -88,6 +88,8 @@ case_options() {
   done
   grep -q '"git"' "$work/run/run.json" && grep -q '"backends"' "$work/run/run.json" || fail "run.json incomplete"
   [[ $(wc -l <"$work/run/draws.csv") -eq $((64 * 50 + 1)) ]] && pass "draws.csv rows" || fail "draws.csv rows"
+  [[ $(wc -l <"$work/run/particles.csv") -eq $((64 + 1)) ]] && head -1 "$work/run/particles.csv" | grep -q '^particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi$' \
+    && pass "particles.csv" || fail "particles.csv"
 }
 
 case_diagnose() {
@@ -132,23 +134,28 @@ case_diagnose() {
 }
 
 case_reproducible() {
-  # The same seed gives byte-identical draws on 1, 2, 4 ranks and 1, 2 threads.
-  local cfg ref h np threads
-  for cfg in coin_toss harmonic_oscillator; do
+  # The same seed gives byte-identical draws on 1, 2, 4 ranks and 1, 2 threads, with
+  # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric).
+  local variant cfg extra ref h np threads tag
+  for variant in "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense"; do
+    read -r cfg extra <<<"$variant"
+    tag=$cfg${extra:+-dense}
     ref=""
     for run in "1 1" "1 2" "2 1" "4 1" "2 2"; do
       read -r np threads <<<"$run"
-      out="$work/$cfg-np$np-t$threads"
+      out="$work/$tag-np$np-t$threads"
       if ! OMP_NUM_THREADS=$threads "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$HMC" \
           --config "$HMC_SOURCE_DIR/configs/$cfg.json" --set "output.dir=$out" --set sampler.particles=37 \
-          --set sampler.warmup=30 --set sampler.draws=40 --set sampler.thin=2 --set log.level=warn >/dev/null 2>"$out.err"; then
-        fail "$cfg np=$np threads=$threads: $(tail -3 "$out.err")"; continue
+          --set sampler.warmup=60 --set sampler.draws=40 --set sampler.thin=2 --set log.level=warn \
+          ${extra:+--set "$extra"} >/dev/null 2>"$out.err"; then
+        fail "$tag np=$np threads=$threads: $(tail -3 "$out.err")"; continue
       fi
       h=$(sha256sum <"$out/draws.csv" | cut -d' ' -f1)
       [[ -z $ref ]] && ref=$h
-      [[ $h == "$ref" ]] && pass "$cfg np=$np threads=$threads $h" || fail "$cfg np=$np threads=$threads: $h != $ref"
-      grep -q "\"ranks\": $np" "$out/summary.json" || fail "$cfg np=$np: summary.json ranks"
+      [[ $h == "$ref" ]] && pass "$tag np=$np threads=$threads $h" || fail "$tag np=$np threads=$threads: $h != $ref"
+      grep -q "\"ranks\": $np" "$out/summary.json" || fail "$tag np=$np: summary.json ranks"
     done
+    grep -q '"trajectory": "chees"' "$out/summary.json" || fail "$tag: not adapted with ChEES"
   done
 }
 

@@ -8,8 +8,10 @@
 // g ~ N(-6, 2²):
 //   precision P = XᵀX / σ² + diag(0, 0, 1/4),   mean = P⁻¹ (Xᵀz / σ² + (0, 0, -6/4)).
 #include "hmc/diagnostics/summary.hpp"
+#include "hmc/io/config.hpp"
 #include "hmc/sampler/run.hpp"
 #include "linear_acceleration.hpp"
+#include "registry.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -147,6 +149,30 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   const auto [r, mcse_r] = correlation_and_mcse(draws, 1, 2);
   const double exact_r = exact.cov[1][2] / std::sqrt(exact.cov[1][1] * exact.cov[2][2]);
   ASSERT_TRUE(std::isfinite(mcse_r) && mcse_r > 0);
+  EXPECT_LE(std::abs(r - exact_r), 4.0 * mcse_r)
+      << "corr(v0, g) " << r << " vs " << exact_r << " (mcse " << mcse_r << ")";
+}
+
+// The shipped config as it ships: adaptation on (diag metric, ChEES), its own start.
+TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) {
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {},
+                                                hmc::models::model_names(), hmc::models::model_keys);
+  const auto s = hmc::io::settings_from_config(resolved.config);
+  ASSERT_TRUE(s.adapt.enabled) << "configs/linear_acceleration.json should adapt";
+  const auto model = hmc::models::LinearAcceleration::from_config(resolved.config["model"], resolved.data);
+  const Gaussian3 exact = closed_form(resolved.data, resolved.config["model"]["sigma"].get<double>(), -6.0, 2.0);
+  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  for (int k = 0; k < 3; ++k) {
+    const auto& p = summary[k];
+    const double mean = exact.mean[k], sd = std::sqrt(exact.cov[k][k]);
+    EXPECT_LE(std::abs(p.mean - mean), 4.0 * p.mcse_mean)
+        << p.name << ": mean " << p.mean << " vs " << mean << " (mcse " << p.mcse_mean << ")";
+    EXPECT_LE(std::abs(p.sd - sd), 4.0 * p.mcse_sd)
+        << p.name << ": sd " << p.sd << " vs " << sd << " (mcse " << p.mcse_sd << ")";
+  }
+  const auto [r, mcse_r] = correlation_and_mcse(draws, 1, 2);
+  const double exact_r = exact.cov[1][2] / std::sqrt(exact.cov[1][1] * exact.cov[2][2]);
   EXPECT_LE(std::abs(r - exact_r), 4.0 * mcse_r)
       << "corr(v0, g) " << r << " vs " << exact_r << " (mcse " << mcse_r << ")";
 }

@@ -66,6 +66,27 @@ class ParticleStream {
     u1 = to_unit_double(r.v[2], r.v[3]);
   }
 
+  /// Gamma(shape, 1) by Marsaglia & Tsang (2000), using uses [use_base, use_base + 256)
+  /// of `iteration`. shape < 1 via Gamma(shape + 1) · U^(1/shape).
+  KOKKOS_INLINE_FUNCTION double gamma(std::uint32_t iteration, std::uint32_t use_base, double shape) const {
+    double boost = 1.0;
+    if (shape < 1.0) {
+      double u, unused;
+      uniform2(iteration, use_base + 255u, u, unused);
+      boost = math::exp(math::log(1.0 - u) / shape);  // 1 - u lies in (0, 1]
+      shape += 1.0;
+    }
+    const double d = shape - 1.0 / 3.0, c = 1.0 / math::sqrt(9.0 * d);
+    for (std::uint32_t k = 0; k < 127u; ++k) {
+      double z, unused, u;
+      normal2(iteration, use_base + 2u * k, z, unused);
+      uniform2(iteration, use_base + 2u * k + 1u, u, unused);
+      const double v = (1.0 + c * z) * (1.0 + c * z) * (1.0 + c * z);
+      if (v > 0.0 && math::log(1.0 - u) < 0.5 * z * z + d - d * v + d * math::log(v)) return d * v * boost;
+    }
+    return d * boost;  // acceptance is > 95% per try: never reached in practice
+  }
+
   /// Two independent standard normals (Box-Muller on one Philox block).
   KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t iteration, std::uint32_t use, double& z0, double& z1) const {
     double u0, u1;

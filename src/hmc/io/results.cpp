@@ -1,5 +1,6 @@
 #include "hmc/io/results.hpp"
 
+#include "hmc/diagnostics/convergence.hpp"
 #include "hmc/io/errors.hpp"
 
 #include <cerrno>
@@ -119,6 +120,24 @@ void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, co
       line += '\n';
       std::fwrite(line.data(), 1, line.size(), f.get());
     }
+  }
+  close_checked(f, tmp, path);
+  commit(tmp, path);
+}
+
+void write_particles_csv(const std::string& path, const sampler::LocalDraws& all, int draws) {
+  const std::string tmp = temp_name(path);
+  auto f = open_for_write(tmp, path);
+  std::fputs("particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi\n", f.get());
+  const std::size_t particles = all.accept_sum.extent(0), kept = all.energy.extent(1);
+  for (std::size_t i = 0; i < particles; ++i) {
+    double steps = 0.0;
+    for (std::size_t d = 0; d < kept; ++d) steps += all.n_leapfrog(i, d);
+    const double bfmi = kept >= 2 ? diagnostics::e_bfmi(all.energy.data() + i * kept, static_cast<int>(kept), 1) : NAN;
+    std::fprintf(f.get(), "%zu,%.17g,%lld,%.17g,", i, draws > 0 ? all.accept_sum(i) / draws : NAN,
+                 static_cast<long long>(all.divergences(i)), kept > 0 ? steps / static_cast<double>(kept) : NAN);
+    if (std::isfinite(bfmi)) std::fprintf(f.get(), "%.17g", bfmi);
+    std::fputc('\n', f.get());
   }
   close_checked(f, tmp, path);
   commit(tmp, path);

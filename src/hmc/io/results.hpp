@@ -43,6 +43,10 @@ void write_file_atomic(const std::string& path, const std::string& content);
 /// \brief draws.csv: particle,draw,lp,accept_prob,divergent,<names...>, %.17g.
 void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names);
 
+/// \brief particles.csv: particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi — one row per
+/// particle (post-warmup; E-BFMI from the recorded energies, empty with fewer than 2 draws).
+void write_particles_csv(const std::string& path, const sampler::LocalDraws& all, int draws);
+
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
                             const Timings& t, const sampler::Adapted& adapted,
                             const std::vector<std::string>& warnings);

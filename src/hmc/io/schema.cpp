@@ -81,10 +81,10 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        {},
        {},
        false,
-       {"uniform", "values"},
+       {"uniform", "values", "prior"},
        false,
        "uniform: each coordinate uniform in (-radius, radius), unconstrained scale; values: uniform in "
-       "(-radius, radius) around /sampler/init/values"});
+       "(-radius, radius) around /sampler/init/values; prior: a draw from the model's prior (models that can)"});
   add({"/sampler/init/radius", K::kNumber, 2.0, 0.0, {}, true, {}, false, "half-width of the uniform initialisation"});
   add({"/sampler/init/values",
        K::kNumberArray,

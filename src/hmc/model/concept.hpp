@@ -23,8 +23,10 @@
 /// Device code cannot throw: a model returns -inf (or NaN) where the density is
 /// undefined and the sampler rejects the move.
 
+#include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -90,7 +92,34 @@ struct has_scratch_gradient<
                               std::declval<const Row&>(), std::declval<const Row&>(), std::declval<const Row&>())),
                           double>>> : std::true_type {};
 
+template <class M, class = void>
+struct has_sample_prior : std::false_type {};
+template <class M>
+struct has_sample_prior<M,
+                        void_t<decltype(std::declval<const M&>().sample_prior(
+                            std::declval<const rng::ParticleStream&>(), std::uint32_t{}, std::declval<const Row&>()))>>
+    : std::true_type {};
+
 }  // namespace detail
+
+/// \brief Can the model draw initial positions from its prior (`/sampler/init/strategy` "prior")?
+/// Optional member: `KOKKOS_FUNCTION void sample_prior(const rng::ParticleStream& s, std::uint32_t use_base,
+/// const Row& q) const`, writing an unconstrained draw using uses from `use_base` on at iteration 0.
+template <class M>
+constexpr bool can_sample_prior() {
+  return detail::has_sample_prior<M>::value;
+}
+
+/// \brief The model's prior draw, or nothing for models without one (never called then).
+template <class M>
+KOKKOS_INLINE_FUNCTION void sample_prior(const M& m, const rng::ParticleStream& s, std::uint32_t use_base,
+                                         const Row& q) {
+  if constexpr (detail::has_sample_prior<M>::value) {
+    m.sample_prior(s, use_base, q);
+  } else {
+    (void)m, (void)s, (void)use_base, (void)q;
+  }
+}
 
 /// \brief Doubles of working memory the model's gradient needs per particle (0: none).
 template <class M>

@@ -133,7 +133,7 @@ GradientCheck check_gradient(const Model& model, const StateView& points, double
   return out;
 }
 
-/// \brief n points drawn like the sampler's initial state (sampler::InitUniform, first
+/// \brief n points drawn like the sampler's initial state (sampler::InitParticles, first
 /// attempt): point k is where global particle k of a run with this seed first tries to
 /// start, each coordinate uniform in (centre_j − radius, centre_j + radius) on the
 /// unconstrained scale. An empty `centre` means 0.
@@ -148,7 +148,7 @@ inline StateView initial_points(int n, int dim, double radius, std::uint64_t see
   }
   Kokkos::parallel_for(
       "hmc::gradient_check::points", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
-        // The same draws as InitUniform's first attempt: iteration 0, use j / 2.
+        // The same draws as InitParticles's first attempt: iteration 0, use j / 2.
         const rng::ParticleStream stream(seed, static_cast<std::uint64_t>(i));
         const Row q = row(points, i);
         for (int j = 0; j < dim; j += 2) {

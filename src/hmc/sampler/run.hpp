@@ -95,9 +95,10 @@ class EnsembleSampler {
       Kokkos::deep_copy(centre, h);
     }
     int failed = 0;
-    Kokkos::parallel_reduce(
-        "hmc::init", Policy(0, n_),
-        InitUniform<Model>{model_, state_, dim_, s_.init_radius, centre, s_.init_attempts, s_.seed, first_}, failed);
+    Kokkos::parallel_reduce("hmc::init", Policy(0, n_),
+                            InitParticles<Model>{model_, state_, dim_, s_.init_radius, centre,
+                                                 s_.init_strategy == "prior", s_.init_attempts, s_.seed, first_},
+                            failed);
     return failed;
   }
 
