@@ -4,6 +4,7 @@
 #include "harmonic_oscillator.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/moments.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 namespace {
 
 using nlohmann::json;
+
+using hmc::test::expect_moments;
 
 hmc::sampler::Settings settings(double eps, int steps, std::uint64_t seed) {
   hmc::sampler::Settings s;
@@ -31,16 +34,6 @@ template <class Model>
 std::vector<hmc::diagnostics::ParameterSummary> run(const Model& m, const hmc::sampler::Settings& s) {
   const auto draws = hmc::sampler::sample(m, s, 0, s.particles);
   return hmc::diagnostics::summarize(draws, m.parameter_names());
-}
-
-void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, double var) {
-  ASSERT_TRUE(std::isfinite(s.mcse_mean) && s.mcse_mean > 0) << s.name;
-  ASSERT_TRUE(std::isfinite(s.mcse_sd) && s.mcse_sd > 0) << s.name;
-  EXPECT_LE(std::abs(s.mean - mean), 4.0 * s.mcse_mean)
-      << s.name << ": mean " << s.mean << " vs " << mean << " (mcse " << s.mcse_mean << ")";
-  const double mcse_var = 2.0 * s.sd * s.mcse_sd;
-  EXPECT_LE(std::abs(s.sd * s.sd - var), 4.0 * mcse_var)
-      << s.name << ": variance " << s.sd * s.sd << " vs " << var << " (mcse " << mcse_var << ")";
 }
 
 TEST(Posterior, CoinTossStandardTossesMatchBeta) {

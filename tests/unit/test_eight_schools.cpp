@@ -3,7 +3,7 @@
 // formula, its constrained outputs, and its data checks.
 #include "eight_schools.hpp"
 #include "hmc/model/concept.hpp"
-#include "support/device_eval.hpp"
+#include "support/gradient_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +19,7 @@ namespace {
 
 using hmc::Row;
 using hmc::models::EightSchools;
+using hmc::test::random_points;
 using nlohmann::json;
 
 static_assert(hmc::model::check_model<EightSchools>());
@@ -53,15 +54,6 @@ hmc::test::HostMatrix evaluate(const EightSchools& model, const hmc::StateView& 
         for (int j = 0; j < p; ++j) out(i, 2 + 2 * d + j) = c(j);
       });
   return hmc::test::to_host(out);
-}
-
-std::vector<std::vector<double>> random_points(int n, int d, double radius, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-radius, radius);
-  std::vector<std::vector<double>> pts(n, std::vector<double>(d));
-  for (auto& p : pts)
-    for (auto& x : p) x = u(rng);
-  return pts;
 }
 
 double normal_lpdf(double x, double mu, double sd) {

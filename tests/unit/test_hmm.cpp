@@ -3,7 +3,7 @@
 // finite differences, priors, transforms, and the config/data checks.
 #include "hmc/model/concept.hpp"
 #include "hmm.hpp"
-#include "support/device_eval.hpp"
+#include "support/gradient_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,16 +17,9 @@ namespace {
 
 using hmc::Row;
 using hmc::models::Hmm;
+using hmc::test::expect_gradient_matches;
+using hmc::test::random_points;
 using nlohmann::json;
-
-std::vector<std::vector<double>> random_points(int n, int d, double radius, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-radius, radius);
-  std::vector<std::vector<double>> pts(n, std::vector<double>(d));
-  for (auto& p : pts)
-    for (auto& x : p) x = u(rng);
-  return pts;
-}
 
 json words_data(const std::vector<int>& lengths, int K, int V, unsigned seed) {
   std::mt19937_64 rng(seed);
@@ -120,48 +113,6 @@ void expect_brute_force(const Hmm& m, const json& data, int n_points, unsigned s
     ASSERT_TRUE(std::isfinite(bf));
     EXPECT_LE(std::abs(r(i, 0) - bf), 1e-12 * std::abs(bf)) << "point " << i << ": forward " << r(i, 0) << " vs " << bf;
   }
-}
-
-// For each point: [0] log_density, [1] lp from log_density_gradient (with scratch),
-// then d analytic gradient entries, then d central differences of log_density.
-hmc::test::HostMatrix gradient_check(const Hmm& model, const hmc::StateView& points, double h) {
-  const int n = static_cast<int>(points.extent(0)), d = model.dim();
-  hmc::StateView out("out", n, 2 + 2 * d), work("work", n, d), grad("grad", n, d);
-  hmc::StateView scratch("scratch", n, model.scratch_size());
-  Kokkos::parallel_for(
-      "test::hmm_gradient_check", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
-        const Row q = hmc::row(points, i), w = hmc::row(work, i), g = hmc::row(grad, i);
-        out(i, 0) = model.log_density(q);
-        out(i, 1) = hmc::model::log_density_gradient(model, q, g, hmc::row(scratch, i));
-        for (int j = 0; j < d; ++j) {
-          out(i, 2 + j) = g(j);
-          for (int k = 0; k < d; ++k) w(k) = q(k);
-          w(j) = q(j) + h;
-          const double up = model.log_density(w);
-          w(j) = q(j) - h;
-          const double down = model.log_density(w);
-          out(i, 2 + d + j) = (up - down) / (2.0 * h);
-        }
-      });
-  return hmc::test::to_host(out);
-}
-
-void expect_gradient_matches(const Hmm& model, int n_points, double radius, unsigned seed) {
-  const int d = model.dim();
-  const auto r = gradient_check(model, hmc::test::to_device(random_points(n_points, d, radius, seed)), 1e-5);
-  int finite = 0;
-  for (int i = 0; i < n_points; ++i) {
-    ASSERT_TRUE(std::isfinite(r(i, 0))) << "point " << i;
-    ++finite;
-    EXPECT_LE(std::abs(r(i, 0) - r(i, 1)), 1e-12 * std::max(1.0, std::abs(r(i, 0))))
-        << "log_density and log_density_gradient disagree at point " << i << ": " << r(i, 0) << " vs " << r(i, 1);
-    for (int j = 0; j < d; ++j) {
-      const double a = r(i, 2 + j), fd = r(i, 2 + d + j);
-      const double rel = std::abs(a - fd) / std::max({std::abs(a), std::abs(fd), 1.0});
-      EXPECT_LE(rel, 1e-6) << "point " << i << " coordinate " << j << ": analytic " << a << " vs fd " << fd;
-    }
-  }
-  EXPECT_EQ(finite, n_points);
 }
 
 json categorical(json extra = json::object()) {

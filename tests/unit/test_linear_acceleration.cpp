@@ -3,7 +3,7 @@
 // config and data checks.
 #include "hmc/model/gradient_check.hpp"
 #include "linear_acceleration.hpp"
-#include "support/device_eval.hpp"
+#include "support/gradient_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +15,7 @@
 namespace {
 
 using hmc::models::LinearAcceleration;
+using hmc::test::random_points;
 using nlohmann::json;
 
 json standard_data() {
@@ -25,15 +26,6 @@ json standard_data() {
 
 json model_json(bool estimate_sigma, bool half_g) {
   return {{"name", "linear_acceleration"}, {"estimate_sigma", estimate_sigma}, {"half_g", half_g}};
-}
-
-std::vector<std::vector<double>> random_points(int n, int d, double radius, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-radius, radius);
-  std::vector<std::vector<double>> pts(n, std::vector<double>(d));
-  for (auto& p : pts)
-    for (auto& x : p) x = u(rng);
-  return pts;
 }
 
 /// Unconstrained coordinates of (h, v0, g[, sigma]).

@@ -2,7 +2,7 @@
 // points, its log density against the closed form, and its config/data checks.
 #include "coin_toss.hpp"
 #include "harmonic_oscillator.hpp"
-#include "support/device_eval.hpp"
+#include "support/gradient_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,55 +13,10 @@
 namespace {
 
 using hmc::Row;
+using hmc::test::expect_gradient_matches;
+using hmc::test::gradient_check;
+using hmc::test::random_points;
 using nlohmann::json;
-
-// For each point: [0] lp from log_density, [1] lp from log_density_gradient,
-// then d analytic gradient entries, then d central-difference entries.
-template <class Model>
-hmc::test::HostMatrix gradient_check(const Model& model, const hmc::StateView& points, double h) {
-  const int n = static_cast<int>(points.extent(0)), d = model.dim();
-  hmc::StateView out("out", n, 2 + 2 * d), work("work", n, d), grad("grad", n, d);
-  Kokkos::parallel_for(
-      "test::gradient_check", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
-        const Row q = hmc::row(points, i), w = hmc::row(work, i), g = hmc::row(grad, i);
-        out(i, 0) = model.log_density(q);
-        out(i, 1) = model.log_density_gradient(q, g);
-        for (int j = 0; j < d; ++j) {
-          out(i, 2 + j) = g(j);
-          for (int k = 0; k < d; ++k) w(k) = q(k);
-          w(j) = q(j) + h;
-          const double up = model.log_density(w);
-          w(j) = q(j) - h;
-          const double down = model.log_density(w);
-          out(i, 2 + d + j) = (up - down) / (2.0 * h);
-        }
-      });
-  return hmc::test::to_host(out);
-}
-
-std::vector<std::vector<double>> random_points(int n, int d, double radius, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-radius, radius);
-  std::vector<std::vector<double>> pts(n, std::vector<double>(d));
-  for (auto& p : pts)
-    for (auto& x : p) x = u(rng);
-  return pts;
-}
-
-template <class Model>
-void expect_gradient_matches(const Model& model, int n_points, double radius, unsigned seed) {
-  const int d = model.dim();
-  const auto r = gradient_check(model, hmc::test::to_device(random_points(n_points, d, radius, seed)), 1e-5);
-  for (int i = 0; i < n_points; ++i) {
-    EXPECT_DOUBLE_EQ(r(i, 0), r(i, 1)) << "log_density and log_density_gradient disagree at point " << i;
-    for (int j = 0; j < d; ++j) {
-      const double a = r(i, 2 + j), fd = r(i, 2 + d + j);
-      // Relative error, with absolute error used for entries smaller than 1.
-      const double rel = std::abs(a - fd) / std::max({std::abs(a), std::abs(fd), 1.0});
-      EXPECT_LE(rel, 1e-6) << "point " << i << " coordinate " << j << ": analytic " << a << " vs fd " << fd;
-    }
-  }
-}
 
 json coin_data(const std::vector<std::pair<int, int>>& heads_tails) {
   json tosses = json::array();
