@@ -1,5 +1,6 @@
 #include "hmc/parallel/reduce.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hmc::parallel {
@@ -24,7 +25,7 @@ std::vector<double> reproducible_column_sums(const StateView& values, int rows, 
             Kokkos::TeamThreadRange(team, rows),
             [&](const int i, double& acc) {
               const double a = math::fabs(values(i, c));
-              acc = a > acc ? a : acc;
+              acc = (math::isfinite(a) && a > acc) ? a : acc;  // non-finite values are left out
             },
             Kokkos::Max<double>(m));
         Kokkos::single(Kokkos::PerTeam(team), [&]() { maxima(c) = m; });
@@ -41,8 +42,10 @@ std::vector<double> reproducible_column_sums(const StateView& values, int rows, 
   for (int c = 0; c < cols; ++c) {
     int e = 0;
     std::frexp(global_max[c], &e);  // global_max < 2^e
-    scale[c] =
-        global_max[c] > 0.0 && std::isfinite(global_max[c]) ? std::ldexp(1.0, static_cast<int>(headroom) - e) : 0.0;
+    // The shift is capped so that the scale stays finite for tiny (even subnormal) maxima.
+    scale[c] = global_max[c] > 0.0 && std::isfinite(global_max[c])
+                   ? std::ldexp(1.0, std::min(static_cast<int>(headroom) - e, 1000))
+                   : 0.0;
     scale_h(c) = scale[c];
   }
   Kokkos::deep_copy(scale_d, scale_h);
@@ -56,7 +59,10 @@ std::vector<double> reproducible_column_sums(const StateView& values, int rows, 
         long long total = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, rows),
-            [&](const int i, long long& acc) { acc += static_cast<long long>(math::nearbyint(values(i, c) * s)); },
+            [&](const int i, long long& acc) {
+              const double x = values(i, c) * s;
+              acc += math::isfinite(x) ? static_cast<long long>(math::nearbyint(x)) : 0;
+            },
             total);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { sums(c) = total; });
       });

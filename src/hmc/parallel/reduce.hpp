@@ -8,7 +8,8 @@
 /// different draws. Here each column is first scaled by a power of two fixed by
 /// the global maximum |x| (a max is exact in any order), rounded to a 64-bit
 /// integer and summed as integers, which is exact and so order-independent.
-/// The rounding error is below 2^-40 of the column's largest value per particle.
+/// The rounding error per value is 2^-(61 - ceil(log2 N)) of the column's largest |x|
+/// (N: particles), e.g. 2^-41 for a million particles. Non-finite values count as 0.
 
 #include "hmc/core/types.hpp"
 
