@@ -40,6 +40,8 @@ case_configs() {
       [[ -s "$out/$f" ]] || fail "$name: $f missing"
     done
     grep -q '^parameter' "$work/$name.stdout" || fail "$name: no summary table on stdout"
+    # Every summary statistic is finite (JSON null marks one that is not).
+    grep -q ': null' "$out/summary.json" && fail "$name: summary.json has non-finite statistics"
     ls -a "$out" | grep -q '\.tmp$' && fail "$name: temporary files left"
     pass "config $name"
   done
