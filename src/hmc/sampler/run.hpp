@@ -245,20 +245,8 @@ class EnsembleSampler {
   /// Current ensemble state (for tests and, later, checkpoints).
   const EnsembleState& state() const { return state_; }
 
- private:
-  static void upload(const VectorView& v, const std::vector<double>& values) {
-    auto h = Kokkos::create_mirror_view(v);
-    for (std::size_t j = 0; j < values.size(); ++j) h(j) = values[j];
-    Kokkos::deep_copy(v, h);
-  }
-
-  /// Ensemble mean of each column of `v` (all ranks).
-  std::vector<double> column_means(const StateView& v) const {
-    auto sums = parallel::reproducible_column_sums(v, n_, s_.particles, allreduce_);
-    for (auto& x : sums) x /= static_cast<double>(s_.particles);
-    return sums;
-  }
-
+ // The two helpers below launch kernels with KOKKOS_LAMBDA, which CUDA allows only in
+ // public member functions; they are not part of the interface.
   /// Adds q_j and q_j² of every particle to its window sums.
   void accumulate(const StateView& sums) const {
     const auto q = state_.q;
@@ -309,6 +297,20 @@ class EnsembleSampler {
         cov[a * d + b] = cov[b * d + a] = regularise(v, n, a == b);
       }
     return cov;
+  }
+
+ private:
+  static void upload(const VectorView& v, const std::vector<double>& values) {
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t j = 0; j < values.size(); ++j) h(j) = values[j];
+    Kokkos::deep_copy(v, h);
+  }
+
+  /// Ensemble mean of each column of `v` (all ranks).
+  std::vector<double> column_means(const StateView& v) const {
+    auto sums = parallel::reproducible_column_sums(v, n_, s_.particles, allreduce_);
+    for (auto& x : sums) x /= static_cast<double>(s_.particles);
+    return sums;
   }
 
   Model model_;
