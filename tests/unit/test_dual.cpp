@@ -425,6 +425,15 @@ struct Toy : hmc::model::AutodiffModel<Toy> {
 };
 static_assert(hmc::model::check_model<Toy>());
 
+TEST(AutodiffModel, ToyHostMembers) {
+  const Toy toy;
+  EXPECT_EQ(toy.num_params(), 3);
+  EXPECT_EQ(toy.parameter_names(), (std::vector<std::string>{"a", "b", "c"}));
+  double q[3] = {1.0, -2.0, 3.0}, out[3] = {};
+  toy.constrain(hmc::Row{q, 1}, hmc::Row{out, 1});
+  EXPECT_EQ(out[1], -2.0);
+}
+
 // Per point: log_density, log_density_gradient's value, then the 3 gradient entries.
 hmc::test::HostMatrix toy_gradients(const hmc::StateView& points) {
   const int n = static_cast<int>(points.extent(0));
