@@ -96,6 +96,27 @@ std::pair<double, double> correlation_and_mcse(const hmc::sampler::LocalDraws& d
   return {r, std::sqrt(var_between / n)};
 }
 
+/// Means and sds within 4 MCSE of the closed form, and corr(v0, g) within 4 MCSE.
+void expect_conjugate_posterior(const hmc::sampler::LocalDraws& draws,
+                                const std::vector<hmc::diagnostics::ParameterSummary>& summary,
+                                const Gaussian3& exact) {
+  for (int k = 0; k < 3; ++k) {
+    const auto& p = summary[k];
+    const double mean = exact.mean[k], sd = std::sqrt(exact.cov[k][k]);
+    ASSERT_TRUE(std::isfinite(p.mcse_mean) && p.mcse_mean > 0) << p.name;
+    ASSERT_TRUE(std::isfinite(p.mcse_sd) && p.mcse_sd > 0) << p.name;
+    EXPECT_LE(std::abs(p.mean - mean), 4.0 * p.mcse_mean)
+        << p.name << ": mean " << p.mean << " vs " << mean << " (mcse " << p.mcse_mean << ")";
+    EXPECT_LE(std::abs(p.sd - sd), 4.0 * p.mcse_sd)
+        << p.name << ": sd " << p.sd << " vs " << sd << " (mcse " << p.mcse_sd << ")";
+  }
+  const auto [r, mcse_r] = correlation_and_mcse(draws, 1, 2);
+  const double exact_r = exact.cov[1][2] / std::sqrt(exact.cov[1][1] * exact.cov[2][2]);
+  ASSERT_TRUE(std::isfinite(mcse_r) && mcse_r > 0);
+  EXPECT_LE(std::abs(r - exact_r), 4.0 * mcse_r)
+      << "corr(v0, g) " << r << " vs " << exact_r << " (mcse " << mcse_r << ")";
+}
+
 TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   std::ifstream in(std::string(HMC_SOURCE_DIR) + "/configs/data/linear_motion.json");
   ASSERT_TRUE(in);
@@ -136,21 +157,7 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   EXPECT_GT(accept, 0.6);
   EXPECT_EQ(divergences, 0.0);
 
-  for (int k = 0; k < 3; ++k) {
-    const auto& p = summary[k];
-    const double mean = exact.mean[k], sd = std::sqrt(exact.cov[k][k]);
-    ASSERT_TRUE(std::isfinite(p.mcse_mean) && p.mcse_mean > 0) << p.name;
-    ASSERT_TRUE(std::isfinite(p.mcse_sd) && p.mcse_sd > 0) << p.name;
-    EXPECT_LE(std::abs(p.mean - mean), 4.0 * p.mcse_mean)
-        << p.name << ": mean " << p.mean << " vs " << mean << " (mcse " << p.mcse_mean << ")";
-    EXPECT_LE(std::abs(p.sd - sd), 4.0 * p.mcse_sd)
-        << p.name << ": sd " << p.sd << " vs " << sd << " (mcse " << p.mcse_sd << ")";
-  }
-  const auto [r, mcse_r] = correlation_and_mcse(draws, 1, 2);
-  const double exact_r = exact.cov[1][2] / std::sqrt(exact.cov[1][1] * exact.cov[2][2]);
-  ASSERT_TRUE(std::isfinite(mcse_r) && mcse_r > 0);
-  EXPECT_LE(std::abs(r - exact_r), 4.0 * mcse_r)
-      << "corr(v0, g) " << r << " vs " << exact_r << " (mcse " << mcse_r << ")";
+  expect_conjugate_posterior(draws, summary, exact);
 }
 
 // The shipped config as it ships: adaptation on (diag metric, ChEES), its own start.
@@ -163,18 +170,7 @@ TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGau
   const Gaussian3 exact = closed_form(resolved.data, resolved.config["model"]["sigma"].get<double>(), -6.0, 2.0);
   const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
   const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
-  for (int k = 0; k < 3; ++k) {
-    const auto& p = summary[k];
-    const double mean = exact.mean[k], sd = std::sqrt(exact.cov[k][k]);
-    EXPECT_LE(std::abs(p.mean - mean), 4.0 * p.mcse_mean)
-        << p.name << ": mean " << p.mean << " vs " << mean << " (mcse " << p.mcse_mean << ")";
-    EXPECT_LE(std::abs(p.sd - sd), 4.0 * p.mcse_sd)
-        << p.name << ": sd " << p.sd << " vs " << sd << " (mcse " << p.mcse_sd << ")";
-  }
-  const auto [r, mcse_r] = correlation_and_mcse(draws, 1, 2);
-  const double exact_r = exact.cov[1][2] / std::sqrt(exact.cov[1][1] * exact.cov[2][2]);
-  EXPECT_LE(std::abs(r - exact_r), 4.0 * mcse_r)
-      << "corr(v0, g) " << r << " vs " << exact_r << " (mcse " << mcse_r << ")";
+  expect_conjugate_posterior(draws, summary, exact);
 }
 
 }  // namespace

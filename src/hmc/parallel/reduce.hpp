@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace hmc::parallel {
@@ -31,6 +32,24 @@ Allreduce no_allreduce();
 /// \brief Column sums of values[0..rows)[0..cols) over every rank, bitwise the same
 /// for any decomposition of the rows over ranks and threads. `global_rows` is the
 /// total row count over all ranks (it bounds the integer sums).
+///
+/// The object keeps its small device and host buffers between calls, so a loop that
+/// reduces every iteration (the warmup) allocates nothing after the first call.
+class ReproducibleSums {
+ public:
+  explicit ReproducibleSums(Allreduce allreduce = no_allreduce()) : allreduce_(std::move(allreduce)) {}
+  std::vector<double> operator()(const StateView& values, int rows, std::int64_t global_rows);
+
+ private:
+  void reserve(int cols);
+  Allreduce allreduce_;
+  Kokkos::View<double*> maxima_, scale_;
+  Kokkos::View<long long*> sums_;
+  Kokkos::View<double*>::HostMirror maxima_h_, scale_h_;
+  Kokkos::View<long long*>::HostMirror sums_h_;
+};
+
+/// \brief One-off form of ReproducibleSums.
 std::vector<double> reproducible_column_sums(const StateView& values, int rows, std::int64_t global_rows,
                                              const Allreduce& allreduce);
 

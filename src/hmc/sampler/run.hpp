@@ -82,7 +82,7 @@ class EnsembleSampler {
         n_(static_cast<int>(count)),
         dim_(model.dim()),
         state_(n_, dim_, model::scratch_size(model)),
-        allreduce_(std::move(allreduce)) {}
+        sums_(std::move(allreduce)) {}
 
   /// \brief Initial positions and their log densities; returns the number of local
   /// particles that found no finite log density in `s.init_attempts` draws.
@@ -150,6 +150,7 @@ class EnsembleSampler {
     StateView window_sums("hmc::window_sums", adapt_metric && !dense ? n_ : 0, 2 * dim_);
     int window_iterations = 0;
     VectorView centre("hmc::ensemble_mean", chees && adapt ? dim_ : 0);
+    auto centre_h = Kokkos::create_mirror_view(centre);
     double log_length_sum = 0.0;
     int log_length_count = 0;
 
@@ -164,7 +165,9 @@ class EnsembleSampler {
         step.centre = VectorView();
       }
       if (warm && adapt && chees) {
-        upload(centre, column_means(state_.q));
+        const auto means = column_means(state_.q);
+        for (int j = 0; j < dim_; ++j) centre_h(j) = means[j];
+        Kokkos::deep_copy(centre, centre_h);
         step.centre = centre;
         step.length = chees_adapter.length();
       }
@@ -175,7 +178,7 @@ class EnsembleSampler {
 
       double mean_accept = -1.0;
       if (warm && adapt) {
-        const auto sums = parallel::reproducible_column_sums(rec.stats, n_, s_.particles, allreduce_);
+        const auto sums = sums_(rec.stats, n_, s_.particles);
         mean_accept = sums[0] / static_cast<double>(s_.particles);
         step.step_size = dual.update(mean_accept);
         if (chees) {
@@ -209,7 +212,7 @@ class EnsembleSampler {
       // Every rank takes part in the reduction; only the caller's callback decides to print.
       if (s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
         if (mean_accept < 0.0) {
-          const auto sums = parallel::reproducible_column_sums(rec.stats, n_, s_.particles, allreduce_);
+          const auto sums = sums_(rec.stats, n_, s_.particles);
           mean_accept = sums[0] / static_cast<double>(s_.particles);
         }
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -245,8 +248,8 @@ class EnsembleSampler {
   /// Current ensemble state (for tests and, later, checkpoints).
   const EnsembleState& state() const { return state_; }
 
- // The two helpers below launch kernels with KOKKOS_LAMBDA, which CUDA allows only in
- // public member functions; they are not part of the interface.
+  // The two helpers below launch kernels with KOKKOS_LAMBDA, which CUDA allows only in
+  // public member functions; they are not part of the interface.
   /// Adds q_j and q_j² of every particle to its window sums.
   void accumulate(const StateView& sums) const {
     const auto q = state_.q;
@@ -262,7 +265,7 @@ class EnsembleSampler {
 
   /// Regularised variances of the window's draws of all particles.
   std::vector<double> window_variances(const StateView& sums, int iterations) const {
-    const auto total = parallel::reproducible_column_sums(sums, n_, s_.particles, allreduce_);
+    const auto total = sums_(sums, n_, s_.particles);
     const double n = static_cast<double>(s_.particles) * iterations;
     std::vector<double> var(dim_);
     for (int j = 0; j < dim_; ++j) {
@@ -287,7 +290,7 @@ class EnsembleSampler {
             for (int b = 0; b <= a; ++b) products(i, c++) = q(i, a) * q(i, b);
           }
         });
-    const auto total = parallel::reproducible_column_sums(products, n_, s_.particles, allreduce_);
+    const auto total = sums_(products, n_, s_.particles);
     const double n = static_cast<double>(s_.particles);
     std::vector<double> cov(d * d);
     int c = d;
@@ -300,15 +303,9 @@ class EnsembleSampler {
   }
 
  private:
-  static void upload(const VectorView& v, const std::vector<double>& values) {
-    auto h = Kokkos::create_mirror_view(v);
-    for (std::size_t j = 0; j < values.size(); ++j) h(j) = values[j];
-    Kokkos::deep_copy(v, h);
-  }
-
   /// Ensemble mean of each column of `v` (all ranks).
   std::vector<double> column_means(const StateView& v) const {
-    auto sums = parallel::reproducible_column_sums(v, n_, s_.particles, allreduce_);
+    auto sums = sums_(v, n_, s_.particles);
     for (auto& x : sums) x /= static_cast<double>(s_.particles);
     return sums;
   }
@@ -319,7 +316,7 @@ class EnsembleSampler {
   int n_;
   int dim_;
   EnsembleState state_;
-  parallel::Allreduce allreduce_;
+  mutable parallel::ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
 };
 
 /// \brief Single-process convenience: initialise (throwing InitError if any particle
