@@ -135,16 +135,13 @@ struct CoinToss {
     m.coins = static_cast<int>(counts.size());
     m.prior_a = a;
     m.prior_b = b;
-    m.heads_a = VectorView("coin_toss::heads_a", m.coins);
-    m.tails_b = VectorView("coin_toss::tails_b", m.coins);
-    auto ha = Kokkos::create_mirror_view(m.heads_a);
-    auto tb = Kokkos::create_mirror_view(m.tails_b);
-    for (int c = 0; c < m.coins; ++c) {
-      ha(c) = static_cast<double>(counts[c].first) + a;
-      tb(c) = static_cast<double>(counts[c].second) + b;
+    std::vector<double> heads_a, tails_b;
+    for (const auto& [heads, tails] : counts) {
+      heads_a.push_back(static_cast<double>(heads) + a);
+      tails_b.push_back(static_cast<double>(tails) + b);
     }
-    Kokkos::deep_copy(m.heads_a, ha);
-    Kokkos::deep_copy(m.tails_b, tb);
+    m.heads_a = to_device_view("coin_toss::heads_a", heads_a);
+    m.tails_b = to_device_view("coin_toss::tails_b", tails_b);
     return m;
   }
 };

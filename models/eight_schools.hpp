@@ -160,16 +160,8 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
                   2.0 * m.schools * half_log_2pi;
     for (double s : sigmas) m.log_const -= std::log(s);
 
-    m.y = VectorView("eight_schools::y", m.schools);
-    m.sigma = VectorView("eight_schools::sigma", m.schools);
-    auto hy = Kokkos::create_mirror_view(m.y);
-    auto hs = Kokkos::create_mirror_view(m.sigma);
-    for (int j = 0; j < m.schools; ++j) {
-      hy(j) = ys[j];
-      hs(j) = sigmas[j];
-    }
-    Kokkos::deep_copy(m.y, hy);
-    Kokkos::deep_copy(m.sigma, hs);
+    m.y = to_device_view("eight_schools::y", ys);
+    m.sigma = to_device_view("eight_schools::sigma", sigmas);
     return m;
   }
 };

@@ -107,10 +107,7 @@ struct HarmonicOscillator {
       const auto k = model.at("spring_constants").get<std::vector<double>>();
       if (k.empty()) throw ConfigError("config error: /model/spring_constants must not be empty");
       m.d = static_cast<int>(k.size());
-      m.springs = VectorView("harmonic_oscillator::springs", m.d);
-      auto h = Kokkos::create_mirror_view(m.springs);
-      for (int i = 0; i < m.d; ++i) h(i) = k[i];
-      Kokkos::deep_copy(m.springs, h);
+      m.springs = to_device_view("harmonic_oscillator::springs", k);
     } else {
       const auto p = model.at("precision").get<std::vector<std::vector<double>>>();
       m.d = static_cast<int>(p.size());
@@ -124,17 +121,13 @@ struct HarmonicOscillator {
         for (int j = 0; j < m.d; ++j) h(i, j) = p[i][j];
       Kokkos::deep_copy(m.precision, h);
     }
-    m.centres = VectorView("harmonic_oscillator::centres", m.d);
-    if (model.contains("centres")) {
-      const auto c = model.at("centres").get<std::vector<double>>();
-      if (static_cast<int>(c.size()) != m.d) {
-        throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) + " entries, expected " +
-                          std::to_string(m.d));
-      }
-      auto h = Kokkos::create_mirror_view(m.centres);
-      for (int i = 0; i < m.d; ++i) h(i) = c[i];
-      Kokkos::deep_copy(m.centres, h);
+    const auto c =
+        model.contains("centres") ? model.at("centres").get<std::vector<double>>() : std::vector<double>(m.d, 0.0);
+    if (static_cast<int>(c.size()) != m.d) {
+      throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) + " entries, expected " +
+                        std::to_string(m.d));
     }
+    m.centres = to_device_view("harmonic_oscillator::centres", c);
     return m;
   }
 

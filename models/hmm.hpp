@@ -665,18 +665,9 @@ struct Hmm {
     m.S = static_cast<int>(offsets.size()) - 1;
     m.N = offsets.back();
 
-    m.offsets = Kokkos::View<int*, MemSpace>("hmm::offsets", m.S + 1);
-    auto ho = Kokkos::create_mirror_view(m.offsets);
-    for (int s = 0; s <= m.S; ++s) ho(s) = offsets[s];
-    Kokkos::deep_copy(m.offsets, ho);
-    m.symbols = Kokkos::View<int*, MemSpace>("hmm::symbols", syms.size());
-    auto hs = Kokkos::create_mirror_view(m.symbols);
-    for (std::size_t t = 0; t < syms.size(); ++t) hs(t) = syms[t];
-    Kokkos::deep_copy(m.symbols, hs);
-    m.y = VectorView("hmm::y", ys.size());
-    auto hy = Kokkos::create_mirror_view(m.y);
-    for (std::size_t t = 0; t < ys.size(); ++t) hy(t) = ys[t];
-    Kokkos::deep_copy(m.y, hy);
+    m.offsets = to_device_view("hmm::offsets", offsets);
+    m.symbols = to_device_view("hmm::symbols", syms);
+    m.y = to_device_view("hmm::y", ys);
 
     // Gaussian: prior of the means, and σ.
     m.mu_loc = VectorView("hmm::mu_loc", m.gaussian ? m.K : 0);
@@ -699,14 +690,8 @@ struct Hmm {
         return v;
       };
       const auto loc = per_state("mu_loc", 0.0, false), scale = per_state("mu_scale", 10.0, true);
-      auto hl = Kokkos::create_mirror_view(m.mu_loc);
-      auto hsc = Kokkos::create_mirror_view(m.mu_scale);
-      for (int k = 0; k < m.K; ++k) {
-        hl(k) = loc[k];
-        hsc(k) = scale[k];
-      }
-      Kokkos::deep_copy(m.mu_loc, hl);
-      Kokkos::deep_copy(m.mu_scale, hsc);
+      m.mu_loc = to_device_view("hmm::mu_loc", loc);
+      m.mu_scale = to_device_view("hmm::mu_scale", scale);
       m.sigma_free = !model.contains("sigma");
       if (!m.sigma_free) m.sigma_fixed = model.at("sigma").get<double>();
       if (!m.sigma_free && !(m.sigma_fixed > 0.0 && std::isfinite(m.sigma_fixed)))

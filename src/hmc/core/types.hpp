@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace hmc {
 
@@ -40,6 +42,17 @@ struct Row {
 template <class View2D>
 KOKKOS_INLINE_FUNCTION Row row(const View2D& v, int i) {
   return Row{&v(i, 0), static_cast<std::ptrdiff_t>(v.stride(1))};
+}
+
+/// \brief A device View holding a copy of `values` (host data uploaded once, when a
+/// model is built from its config and data).
+template <class T>
+Kokkos::View<T*, MemSpace> to_device_view(const std::string& label, const std::vector<T>& values) {
+  Kokkos::View<T*, MemSpace> view(label, values.size());
+  auto host = Kokkos::create_mirror_view(view);
+  for (std::size_t i = 0; i < values.size(); ++i) host(i) = values[i];
+  Kokkos::deep_copy(view, host);
+  return view;
 }
 
 }  // namespace hmc
