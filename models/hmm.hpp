@@ -48,6 +48,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hmc::models {
@@ -95,6 +96,14 @@ struct Hmm {
     if (initial_dirichlet)
       for (int k = 0; k < K; ++k) names.push_back("initial[" + std::to_string(k + 1) + "]");
     return names;
+  }
+
+  /// \brief Names of the axes of the vector and matrix parameters (netCDF dimensions).
+  std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const {
+    return {{"transition", {"from_state", "to_state"}},
+            {"emission", {"state", "word"}},
+            {"mu", {"state"}},
+            {"initial", {"state"}}};
   }
 
   /// \brief A remark for the user about reading the output ("" when there is none).

@@ -3,12 +3,10 @@
 #include "coin_toss.hpp"
 #include "eight_schools.hpp"
 #include "harmonic_oscillator.hpp"
-#include "hmc/parallel/decomposition.hpp"
-#include "hmc/parallel/gather.hpp"
+#include "hmc/services/run_model.hpp"
 #include "hmm.hpp"
 #include "linear_acceleration.hpp"
 
-#include <chrono>
 #include <type_traits>
 #include <utility>
 
@@ -16,46 +14,10 @@ namespace hmc::models {
 
 namespace {
 
-/// A model may explain its results with `std::string note() const` (e.g. label switching).
-template <class M, class = void>
-struct has_note : std::false_type {};
-template <class M>
-struct has_note<M, std::void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
-
 template <class Model>
-std::string model_note(const Model& m) {
-  if constexpr (has_note<Model>::value) {
-    return m.note();
-  } else {
-    (void)m;
-    return {};
-  }
-}
-
-template <class Model>
-RunOutput run_model(const RunRequest& r) {
-  const Model model = Model::from_config(r.model, r.data);
-  const parallel::Decomposition dec{r.settings.particles, r.mpi.size(), r.mpi.rank()};
-  sampler::EnsembleSampler<Model> ensemble(model, r.settings, dec.begin(), dec.count(), r.mpi.allreduce());
-  // Every rank must agree before anyone starts: a failure on one rank ends them all.
-  long long bad = ensemble.initialise(), bad_total = 0;
-  MPI_Allreduce(&bad, &bad_total, 1, MPI_LONG_LONG, MPI_SUM, r.mpi.comm());
-  if (bad_total > 0) {
-    throw sampler::InitError("model " + r.model.at("name").get<std::string>() + ": " + std::to_string(bad_total) +
-                             " of " + std::to_string(r.settings.particles) +
-                             " particles found no finite log density in " + std::to_string(r.settings.init_attempts) +
-                             " draws (try /sampler/init/radius or /sampler/init/values)");
-  }
-  const auto local = ensemble.run(r.progress);
-
-  const auto start = std::chrono::steady_clock::now();
-  RunOutput out;
-  out.names = model.parameter_names();
-  out.note = model_note(model);
-  out.all = parallel::gather_draws(r.mpi, dec, local);
-  out.sampling_s = out.all.sampling_s;
-  out.gather_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
+int run_model(services::Session& session) {
+  const auto& spec = session.spec();
+  return services::run_model(Model::from_config(spec.config["model"], spec.data), session);
 }
 
 template <class Model>

@@ -3,13 +3,14 @@
 /// \brief The models hmc ships, by the name a config gives them.
 ///
 /// Each entry turns a validated config into a fully typed run of one model:
-/// `run_model<Model>` instantiates the sampler's kernels for that model. Adding
+/// `services::run_model<Model>` instantiates the sampler's kernels for that model. Adding
 /// a model is one header in models/ and one line in registry.cpp.
 
 #include "hmc/io/schema.hpp"
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
+#include "hmc/services/session.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,22 +19,6 @@
 #include <vector>
 
 namespace hmc::models {
-
-struct RunRequest {
-  const nlohmann::json& model;  ///< the resolved config's /model section
-  const nlohmann::json& data;   ///< its data (null when the model needs none)
-  sampler::Settings settings;
-  const parallel::MpiContext& mpi;
-  sampler::ProgressCallback progress;
-};
-
-struct RunOutput {
-  std::vector<std::string> names;  ///< parameter names, model order
-  sampler::LocalDraws all;         ///< the whole ensemble on rank 0; empty elsewhere
-  double sampling_s = 0.0;         ///< slowest rank's sampling time
-  double gather_s = 0.0;
-  std::string note;  ///< what the model wants a reader of the results to know (may be empty)
-};
 
 /// \brief What `hmc diagnose` asks of a model: its gradient checked at points drawn
 /// like the run's initial state.
@@ -59,7 +44,9 @@ struct ModelEntry {
   /// Builds the model from config and data and returns its (unconstrained) dimension;
   /// throws ConfigError/DataError on bad input.
   std::function<int(const nlohmann::json& model, const nlohmann::json& data)> check;
-  std::function<RunOutput(const RunRequest&)> run;
+  /// The model-typed middle of a run (services/run_model.hpp): builds the model from the
+  /// session's config and data and samples it; returns the exit code.
+  services::ModelRunner run;
   /// Gradient against finite differences (`hmc diagnose`); same errors as `check`.
   std::function<DiagnoseOutput(const DiagnoseRequest&)> diagnose;
   /// Can it draw initial positions from its prior (/sampler/init/strategy "prior")?

@@ -32,7 +32,7 @@ cd "$ROOT"
 KOKKOS_VERSION=3.4.1
 # Always needed to build and run hmc and its tests.
 BASE_PACKAGES=(cmake make g++ openmpi-bin libopenmpi-dev libcli11-dev
-  nlohmann-json3-dev libspdlog-dev libgtest-dev)
+  nlohmann-json3-dev libspdlog-dev libgtest-dev libnetcdf-dev)
 # Only needed when Kokkos is built from Debian's trilinos source package.
 KOKKOS_FETCH_PACKAGES=(dpkg-dev xz-utils ca-certificates)
 KOKKOS_CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_LIBDIR=lib

@@ -3,10 +3,12 @@
 
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/version.hpp"
-#include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/results.hpp"
+#include "hmc/services/session.hpp"
+#include "hmc/services/signals.hpp"
+#include "hmc/services/summary.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "registry.hpp"
 
@@ -39,6 +41,7 @@ struct Options {
   bool validate = false;
   bool list_models = false;
   bool version = false;
+  bool overwrite = false;
 };
 
 void setup_cli(CLI::App& app, Options& opt) {
@@ -52,6 +55,38 @@ void setup_cli(CLI::App& app, Options& opt) {
   app.add_flag("--validate", opt.validate, "check config and data, print the resolved config, exit");
   app.add_flag("--list-models", opt.list_models, "list the models this build ships, exit");
   app.add_flag("-V,--version", opt.version, "print versions of hmc, Kokkos and MPI, exit");
+  app.add_flag("--overwrite", opt.overwrite,
+               "replace existing results in /output/dir (and discard a stopped run waiting there)");
+}
+
+/// `hmc resume DIR`: continue a run stopped by a signal (or killed) from its checkpoint.
+struct ResumeOptions {
+  std::string dir;
+};
+
+CLI::App* setup_resume(CLI::App& app, ResumeOptions& r) {
+  CLI::App* sub = app.add_subcommand(
+      "resume",
+      "continue a stopped run from its checkpoint (DIR: its /output/dir); the results are bitwise those of an "
+      "uninterrupted run, on any number of ranks (docs/output.md#checkpoints)");
+  sub->add_option("dir", r.dir, "the run's output directory (or its staging directory DIR.partial)")->required();
+  return sub;
+}
+
+/// `hmc summary DIR`: the summary table of a finished or checkpointed run, from its draws.
+struct SummaryOptions {
+  std::string dir;
+  std::string format = "table";
+};
+
+CLI::App* setup_summary(CLI::App& app, SummaryOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "summary", "print the summary of a finished or checkpointed run, computed from its stored draws");
+  sub->add_option("dir", o.dir, "the run's output directory (or its staging directory DIR.partial)")->required();
+  sub->add_option("--format", o.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  return sub;
 }
 
 /// `hmc diagnose`: its own options; --config and --set fill the shared Options.
@@ -159,11 +194,6 @@ void setup_logging(const hmc::parallel::MpiContext& mpi, const std::string& leve
   spdlog::set_default_logger(logger);
 }
 
-/// Errors reach the user whatever the log level; only rank 0 prints them.
-void report_error(const hmc::parallel::MpiContext& mpi, const std::string& what) {
-  if (mpi.root()) std::cerr << "hmc: " << what << "\n";
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -171,97 +201,71 @@ std::string utc_now() {
   return buf;
 }
 
-json run_info(const hmc::parallel::MpiContext& mpi, const json& config, const std::vector<std::string>& argv,
-              const std::string& started, const hmc::sampler::Adapted& adapted) {
-  return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
-          {"kokkos",
-           {{"version", hmc::kokkos_version()},
-            {"backends", hmc::kokkos_backends()},
-            {"execution_space", hmc::ExecSpace::name()},
-            {"concurrency", hmc::ExecSpace().concurrency()}}},
-          {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
-          {"seed", config["seed"]},
-          {"started_utc", started},
-          {"adaptation", hmc::io::adaptation_json(adapted)},
-          {"command_line", argv},
-          {"config", config}};
-}
-
 int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const std::vector<std::string>& argv,
                Clock::time_point t0) {
   const std::string started = utc_now();
   hmc::io::ResolvedConfig resolved;
   if (const int code = resolve_everywhere(mpi, opt, resolved); code != hmc::kExitOk) return code;
-  const json& config = resolved.config;
   if (opt.validate) {
-    if (mpi.root()) std::cout << config.dump(2) << "\n";
+    if (mpi.root()) std::cout << resolved.config.dump(2) << "\n";
     return hmc::kExitOk;
   }
-  setup_logging(mpi, config["log"]["level"].get<std::string>());
-  const std::string dir = config["output"]["dir"].get<std::string>();
+  setup_logging(mpi, resolved.config["log"]["level"].get<std::string>());
+  hmc::services::RunSpec spec;
+  spec.config = std::move(resolved.config);
+  spec.data = std::move(resolved.data);
+  spec.command_line = argv;
+  spec.started_utc = started;
+  spec.overwrite = opt.overwrite;
+  spec.paths = hmc::services::output_paths(spec.config["output"]["dir"].get<std::string>());
+  spec.t0 = t0;
+  const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
+  return hmc::services::sample(mpi, spec, entry->run);
+}
 
-  // The output directory is made (and checked writable) before any sampling.
+/// `hmc resume DIR`: rank 0 finds the run and reloads its config and data; every rank
+/// learns them, then the run goes on as `hmc --config` would have.
+int run_resume(const hmc::parallel::MpiContext& mpi, const ResumeOptions& r, Clock::time_point t0) {
   int code = hmc::kExitOk;
-  bool created_dir = false;
+  std::string payload;
   if (mpi.root()) {
     try {
-      created_dir = hmc::io::prepare_output_dir(dir);
+      auto spec = hmc::services::load_resume_spec(hmc::services::find_checkpointed(r.dir));
+      const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
+      if (!entry) throw hmc::RunError("the checkpointed run uses a model this build lacks");
+      entry->check(spec.config["model"], spec.data);
+      payload = json{{"config", spec.config},
+                     {"data", spec.data},
+                     {"command_line", spec.command_line},
+                     {"started", spec.started_utc},
+                     {"overwrite", spec.overwrite},
+                     {"final", spec.paths.final_dir}}
+                    .dump();
+    } catch (const hmc::ConfigError& e) {
+      std::cerr << "hmc: " << e.what() << "\n";
+      code = hmc::kExitConfigError;
+    } catch (const hmc::DataError& e) {
+      std::cerr << "hmc: " << e.what() << "\n";
+      code = hmc::kExitDataError;
     } catch (const hmc::RunError& e) {
-      report_error(mpi, e.what());
+      std::cerr << "hmc: " << e.what() << "\n";
       code = hmc::kExitRunError;
     }
   }
   if ((code = mpi.broadcast(code)) != hmc::kExitOk) return code;
-
-  const auto settings = hmc::io::settings_from_config(config);
-  const auto* entry = hmc::models::find_model(config["model"]["name"].get<std::string>());
-  spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(), entry->name,
-               settings.particles, mpi.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(), settings.seed);
-  auto progress = [&](const hmc::sampler::Progress& p) {
-    spdlog::info("{} {:>{}}/{} | accept {:.3f} | step size {:.3g} | {:.2f} s", p.warmup ? "warmup  " : "sampling",
-                 p.iteration, std::to_string(p.total).size(), p.total, p.accept_rate, p.step_size, p.elapsed_s);
-  };
-
-  hmc::io::Timings t;
-  t.setup = std::chrono::duration<double>(Clock::now() - t0).count();
-  hmc::models::RunOutput out;
-  try {
-    out = entry->run(hmc::models::RunRequest{
-        config["model"], resolved.data, settings, mpi,
-        mpi.root() ? hmc::sampler::ProgressCallback(progress) : hmc::sampler::ProgressCallback()});
-  } catch (const hmc::sampler::InitError& e) {
-    // Raised on every rank alike (the ranks agree on it before sampling).
-    report_error(mpi, e.what());
-    std::error_code ignored;  // a directory that is no longer empty stays
-    if (mpi.root() && created_dir) std::filesystem::remove(dir, ignored);
-    return hmc::kExitRunError;
-  }
-  t.sampling = out.sampling_s;
-  t.gather = out.gather_s;
-  if (!mpi.root()) return hmc::kExitOk;
-
-  const auto w0 = Clock::now();
-  const int configured = config["diagnostics"]["superchains"].get<int>();
-  const int superchains = configured > 0 ? configured : hmc::diagnostics::default_superchains(settings.particles);
-  const auto params = hmc::diagnostics::summarize(out.all, out.names, superchains);
-  auto warnings = hmc::diagnostics::warnings(out.all, params);
-  if (!out.note.empty()) warnings.insert(warnings.begin(), out.note);
-  const auto stats = hmc::io::sampler_stats(out.all, settings, mpi.size());
-  try {
-    hmc::io::write_draws_csv(dir + "/draws.csv", out.all, out.names);
-    hmc::io::write_particles_csv(dir + "/particles.csv", out.all, settings.draws);
-    hmc::io::write_file_atomic(dir + "/run.json", run_info(mpi, config, argv, started, out.all.adapted).dump(2) + "\n");
-    t.write = std::chrono::duration<double>(Clock::now() - w0).count();
-    t.total = std::chrono::duration<double>(Clock::now() - t0).count();
-    hmc::io::write_file_atomic(dir + "/summary.json",
-                               hmc::io::summary_json(params, stats, t, out.all.adapted, warnings).dump(2) + "\n");
-  } catch (const hmc::RunError& e) {
-    report_error(mpi, e.what());
-    return hmc::kExitRunError;
-  }
-  std::cout << hmc::io::summary_table(params, stats, t, out.all.adapted, warnings) << std::flush;
-  spdlog::info("results in {}/ (draws.csv, particles.csv, summary.json, run.json)", dir);
-  return hmc::kExitOk;
+  const json j = json::parse(mpi.broadcast(payload));
+  hmc::services::RunSpec spec;
+  spec.config = j["config"];
+  spec.data = j["data"];
+  spec.command_line = j["command_line"].get<std::vector<std::string>>();
+  spec.started_utc = j["started"].get<std::string>();
+  spec.overwrite = j["overwrite"].get<bool>();
+  spec.resume = true;
+  spec.paths = hmc::services::output_paths(j["final"].get<std::string>());
+  spec.t0 = t0;
+  setup_logging(mpi, spec.config["log"]["level"].get<std::string>());
+  const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
+  return hmc::services::sample(mpi, spec, entry->run);
 }
 
 std::string format_number(const char* fmt, double x) {
@@ -360,6 +364,10 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
   setup_cli(app, opt);
   DiagnoseOptions diagnose_opt;
   CLI::App* diagnose = setup_diagnose(app, opt, diagnose_opt);
+  ResumeOptions resume_opt;
+  CLI::App* resume = setup_resume(app, resume_opt);
+  SummaryOptions summary_opt;
+  CLI::App* summary = setup_summary(app, summary_opt);
   std::ostringstream sink;
   try {
     app.parse(argc, argv);
@@ -380,7 +388,10 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
     }
     return hmc::kExitOk;
   }
+  if (diagnose->parsed() || summary->parsed()) hmc::services::restore_default_signal_handlers();
   if (diagnose->parsed()) return run_diagnose(mpi, opt, diagnose_opt);
+  if (resume->parsed()) return run_resume(mpi, resume_opt, t0);
+  if (summary->parsed()) return mpi.root() ? hmc::services::print_summary(summary_opt.dir, summary_opt.format) : 0;
   if (opt.config.empty()) {
     if (mpi.root()) std::cerr << "hmc: config error: --config FILE is required (see hmc --help)\n";
     return hmc::kExitConfigError;
@@ -392,6 +403,9 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
 
 int main(int argc, char** argv) {
   const auto t0 = Clock::now();
+  // Before anything slow: a SIGTERM during start-up (MPI, Kokkos, reading the data) is
+  // then kept, and the run stops cleanly after its first iteration (exit code 75).
+  hmc::services::install_signal_handlers();
   // MPI first, Kokkos second; they are torn down in reverse order.
   hmc::parallel::MpiContext mpi(&argc, &argv);
   // Kokkos' initialisation advice (OMP_PROC_BIND, ...) would print on every rank.

@@ -28,7 +28,7 @@ expect_exit() {
 }
 
 case_configs() {
-  # Every shipped config runs through the real CLI and writes its three files.
+  # Every shipped config runs through the real CLI and publishes its four files.
   local cfg name out
   for cfg in "$HMC_SOURCE_DIR"/configs/*.json; do
     name=$(basename "$cfg" .json)
@@ -36,9 +36,11 @@ case_configs() {
     if ! "$HMC" --config "$cfg" --set "output.dir=$out" >"$work/$name.stdout" 2>"$work/$name.stderr"; then
       fail "$name: exit $?: $(tail -3 "$work/$name.stderr")"; continue
     fi
-    for f in draws.csv particles.csv summary.json run.json; do
+    for f in draws.nc particles.csv summary.json run.json; do
       [[ -s "$out/$f" ]] || fail "$name: $f missing"
     done
+    [[ $(ls -A "$out" | wc -l) -eq 4 ]] || fail "$name: unexpected files: $(ls -A "$out")"
+    [[ -e "$out.partial" ]] && fail "$name: staging directory left behind"
     grep -q '^parameter' "$work/$name.stdout" || fail "$name: no summary table on stdout"
     # Every summary statistic is finite (JSON null marks one that is not).
     grep -q ': null' "$out/summary.json" && fail "$name: summary.json has non-finite statistics"
@@ -83,13 +85,27 @@ case_options() {
   out=$("$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" --version 2>&1)
   [[ $(grep -c '^hmc ' <<<"$out") -eq 1 ]] && pass "one --version under MPI" || fail "under MPI: $out"
   # A finished run: summary.json has the documented fields and sane values.
-  "$HMC" --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set "output.dir=$work/run" --set sampler.particles=64 \
-    --set sampler.draws=50 --set sampler.thin=1 --set sampler.warmup=50 >/dev/null 2>&1 || fail "small run failed"
+  local small=(--config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.particles=64 --set sampler.draws=50
+    --set sampler.thin=1 --set sampler.warmup=50 --set output.formats=both)
+  "$HMC" "${small[@]}" --set "output.dir=$work/run" >/dev/null 2>&1 || fail "small run failed"
   for key in '"mcse_mean"' '"acceptance_rate"' '"grad_evals_per_s"' '"timings_s"' '"divergences"'; do
     grep -q "$key" "$work/run/summary.json" || fail "summary.json lacks $key"
   done
   grep -q '"git"' "$work/run/run.json" && grep -q '"backends"' "$work/run/run.json" || fail "run.json incomplete"
   [[ $(wc -l <"$work/run/draws.csv") -eq $((64 * 50 + 1)) ]] && pass "draws.csv rows" || fail "draws.csv rows"
+  head -1 "$work/run/draws.csv" | grep -q '^particle,draw,lp,acceptance_rate,step_size,n_steps,diverging,energy,p\[1\],p\[2\]$' \
+    && pass "draws.csv header" || fail "draws.csv header: $(head -1 "$work/run/draws.csv")"
+  # Results are not replaced silently: a second run into the same directory needs --overwrite.
+  expect_exit 2 "/output/dir .*already holds files; pass --overwrite" -- "$HMC" "${small[@]}" --set "output.dir=$work/run"
+  [[ -s "$work/run/draws.csv" && ! -e "$work/run.partial" ]] && pass "refused run left the results alone" \
+    || fail "refused run changed $work/run"
+  "$HMC" "${small[@]}" --set "output.dir=$work/run" --set output.formats=netcdf --overwrite >/dev/null 2>&1 \
+    && [[ -s "$work/run/draws.nc" && ! -e "$work/run/draws.csv" && ! -e "$work/run.partial" ]] \
+    && pass "--overwrite replaces the whole result set" || fail "--overwrite: $(ls -A "$work/run")"
+  # A run that fails after its directory was prepared leaves nothing behind.
+  expect_exit 4 'found no finite log density' -- "$HMC" --config "$HMC_SOURCE_DIR/configs/harmonic_oscillator.json" \
+    --set "output.dir=$work/failed" --set sampler.init.radius=1e300 --set log.level=warn
+  [[ -e "$work/failed" || -e "$work/failed.partial" ]] && fail "failed run left a directory" || pass "failed run left nothing"
   [[ $(wc -l <"$work/run/particles.csv") -eq $((64 + 1)) ]] && head -1 "$work/run/particles.csv" | grep -q '^particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi$' \
     && pass "particles.csv" || fail "particles.csv"
 }
@@ -149,15 +165,203 @@ case_reproducible() {
       if ! OMP_NUM_THREADS=$threads "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$HMC" \
           --config "$HMC_SOURCE_DIR/configs/$cfg.json" --set "output.dir=$out" --set sampler.particles=37 \
           --set sampler.warmup=60 --set sampler.draws=40 --set sampler.thin=2 --set log.level=warn \
+          --set output.formats=both --set output.flush_every=7 \
           ${extra:+--set "$extra"} >/dev/null 2>"$out.err"; then
         fail "$tag np=$np threads=$threads: $(tail -3 "$out.err")"; continue
       fi
-      h=$(sha256sum <"$out/draws.csv" | cut -d' ' -f1)
+      h=$(cat "$out/draws.csv" "$out/draws.nc" | sha256sum | cut -d' ' -f1)
       [[ -z $ref ]] && ref=$h
       [[ $h == "$ref" ]] && pass "$tag np=$np threads=$threads $h" || fail "$tag np=$np threads=$threads: $h != $ref"
       grep -q "\"ranks\": $np" "$out/summary.json" || fail "$tag np=$np: summary.json ranks"
     done
     grep -q '"trajectory": "chees"' "$out/summary.json" || fail "$tag: not adapted with ChEES"
+  done
+}
+
+# Files of two result sets that must agree byte for byte; summary.json and run.json
+# apart from wall-clock times (and the start time), memory use, rank and thread counts
+# and the output directory's name.
+strip_volatile() {
+  sed -e '/"timings_s"/,/}/d' -e '/"memory"/,/}/d' -e '/grad_evals_per_s/d' -e '/"ranks"/d' -e '/"dir": /d' \
+    -e '/"output.dir=/d' -e '/"started_utc"/d' -e '/"concurrency"/d' "$1"
+}
+same_results() {
+  local a=$1 b=$2 f ok=0
+  for f in draws.nc draws.csv particles.csv; do
+    [[ -e "$a/$f" ]] || continue
+    cmp -s "$a/$f" "$b/$f" || { echo "  $f differs"; ok=1; }
+  done
+  for f in summary.json run.json; do
+    diff <(strip_volatile "$a/$f") <(strip_volatile "$b/$f") >/dev/null || { echo "  $f differs"; ok=1; }
+  done
+  return $ok
+}
+
+run_np() { # run_np NP command...: NP ranks (1: no mpiexec)
+  local np=$1; shift
+  if [[ $np -eq 1 ]]; then "$@"; else "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$@"; fi
+}
+
+case_resume() {
+  # A run stopped by SIGTERM at a random iteration (warmup or sampling; 1 or 2 ranks; the
+  # signal reaching one rank only) exits 75 with a checkpoint, and `hmc resume` (on the same
+  # or another rank count) ends with the files of an uninterrupted run, byte for byte.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" scenario np_run np_resume phase it out rc err
+  local common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=80 --set sampler.draws=120
+    --set sampler.thin=1 --set output.formats=both --set output.save_warmup=true --set output.flush_every=16
+    --set output.checkpoint_every=25 --set log.level=info)
+  if ! "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err"; then
+    fail "reference run: $(tail -3 "$work/ref.err")"; return
+  fi
+  RANDOM=${HMC_TEST_SEED:-$$}
+  echo "iterations drawn with HMC_TEST_SEED=${HMC_TEST_SEED:-$$}"
+  for scenario in "1 1 warmup" "1 1 sampling" "2 2 warmup" "2 1 sampling" "1 2 sampling" "2 2 sampling"; do
+    read -r np_run np_resume phase <<<"$scenario"
+    if [[ $phase == warmup ]]; then it=$((1 + RANDOM % 79)); else it=$((81 + RANDOM % 119)); fi
+    out="$work/stop-$np_run-$np_resume-$it"
+    HMC_TEST_SIGNAL="$it:$((np_run - 1))" run_np "$np_run" "$HMC" "${common[@]}" --set "output.dir=$out" \
+      >/dev/null 2>"$out.err"
+    rc=$?
+    if [[ $rc -ne 75 || ! -s "$out.partial/checkpoint.bin" || -e "$out" ]]; then
+      fail "SIGTERM at $it on $np_run rank(s): exit $rc, $(ls -A "$out.partial" 2>&1 | tr '\n' ' ') $(tail -2 "$out.err")"
+      continue
+    fi
+    grep -q "SIGTERM: stopped after iteration $it of 200" "$out.err" || fail "no stop message: $(tail -2 "$out.err")"
+    if ! err=$(run_np "$np_resume" "$HMC" resume "$out" 2>&1 >/dev/null); then
+      fail "resume of $out on $np_resume rank(s): $err"; continue
+    fi
+    grep -q "resuming at iteration $it of 200" <<<"$err" || fail "resume did not start at $it: $err"
+    if same_results "$work/ref" "$out" && [[ ! -e "$out.partial" ]]; then
+      pass "SIGTERM at iteration $it ($phase) on $np_run rank(s), resumed on $np_resume: identical results"
+    else
+      fail "SIGTERM at iteration $it ($phase) on $np_run rank(s), resumed on $np_resume: results differ"
+    fi
+  done
+  # SIGKILL between checkpoints loses at most the iterations since the last checkpoint.
+  # (The first checkpoint is written after the first block, at iteration 16.)
+  for it in $((81 + RANDOM % 119)) $((17 + RANDOM % 63)); do
+    out="$work/kill-$it"
+    HMC_TEST_SIGNAL="$it:0:KILL" "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
+    rc=$?
+    [[ $rc -eq 137 && -s "$out.partial/checkpoint.bin" ]] || { fail "SIGKILL at $it: exit $rc"; continue; }
+    err=$("$HMC" resume "$out" 2>&1 >/dev/null) || { fail "resume after SIGKILL at $it: $err"; continue; }
+    local from
+    from=$(sed -n 's/.*resuming at iteration \([0-9]*\) of.*/\1/p' <<<"$err")
+    if [[ -n $from && $from -le $it && $((it - from)) -lt 25 ]] && same_results "$work/ref" "$out"; then
+      pass "SIGKILL at iteration $it: resumed from $from, identical results"
+    else
+      fail "SIGKILL at iteration $it: resumed from '${from}': $err"
+    fi
+  done
+  # What cannot be resumed is refused with one line.
+  expect_exit 4 'no checkpointed run' -- "$HMC" resume "$work/nothing-here"
+  expect_exit 4 'has finished' -- "$HMC" resume "$work/ref"
+  out="$work/corrupt"
+  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>&1
+  printf 'x' | dd of="$out.partial/checkpoint.bin" bs=1 seek=100 conv=notrunc status=none
+  expect_exit 4 'checkpoint .* is corrupt' -- "$HMC" resume "$out"
+  # A stopped run is not silently discarded by a new run.
+  expect_exit 2 'a stopped run waits in .*hmc resume' -- "$HMC" "${common[@]}" --set "output.dir=$out"
+  # `hmc summary` reads the stored draws of a checkpointed and of a finished run.
+  out="$work/summ"
+  HMC_TEST_SIGNAL=150 "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>&1
+  if "$HMC" summary "$out" | grep -q "checkpointed run in .*: 45 particles x 70 of 120 draws"; then
+    pass "hmc summary of a checkpointed run"
+  else
+    fail "hmc summary of a checkpointed run: $("$HMC" summary "$out" 2>&1)"
+  fi
+  "$HMC" summary "$work/ref" --format json | grep -q '"state": "finished"' && pass "hmc summary --format json" \
+    || fail "hmc summary --format json: $("$HMC" summary "$work/ref" --format json 2>&1 | tail -3)"
+}
+
+case_kill() {
+  # A real SIGTERM from outside, at a random moment of a longer run, ends it within 10 s
+  # with exit 75; resuming gives the uninterrupted run's results.
+  local cfg="$HMC_SOURCE_DIR/configs/harmonic_oscillator.json" pid rc t0 delay
+  local common=(--config "$cfg" --set sampler.particles=2048 --set sampler.warmup=300 --set sampler.draws=600
+    --set output.formats=both --set log.level=warn)
+  "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>&1 || { fail "reference run"; return; }
+  for delay in 0.3 1.2; do
+    "$HMC" "${common[@]}" --set "output.dir=$work/k$delay" >/dev/null 2>"$work/k$delay.err" &
+    pid=$!
+    sleep "$delay"
+    t0=$EPOCHREALTIME
+    kill -TERM "$pid"
+    wait "$pid"; rc=$?
+    local took; took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+    if [[ $rc -eq 0 ]]; then pass "run finished before the signal at $delay s"; continue; fi
+    [[ $rc -eq 75 ]] || { fail "SIGTERM after $delay s: exit $rc: $(tail -2 "$work/k$delay.err")"; continue; }
+    awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "SIGTERM after $delay s: took $took s to stop"
+    "$HMC" resume "$work/k$delay" >/dev/null 2>&1 && same_results "$work/ref" "$work/k$delay" \
+      && pass "SIGTERM after $delay s: stopped in $took s, resumed to identical results" \
+      || fail "SIGTERM after $delay s: resume or comparison failed"
+  done
+}
+
+case_slurm() {
+  # The sbatch templates' requeue loop, with stand-ins for srun and scontrol: a run stopped by
+  # SIGTERM exits 75 and is requeued; the next start resumes it to the uninterrupted results.
+  local bin="$work/bin" tpl out rc pid
+  mkdir -p "$bin"
+  printf '#!/bin/bash\nwhile [[ $1 == --* ]]; do shift; done\nexec "$@"\n' >"$bin/srun"
+  printf '#!/bin/bash\necho "$*" >>"$SCONTROL_LOG"\n' >"$bin/scontrol"
+  chmod +x "$bin/srun" "$bin/scontrol"
+  "$HMC" --config "$HMC_SOURCE_DIR/configs/harmonic_oscillator.json" --set sampler.particles=2048 \
+    --set sampler.warmup=300 --set sampler.draws=600 --set log.level=warn --validate >"$work/slurm.json" \
+    || { fail "--validate"; return; }
+  "$HMC" --config "$work/slurm.json" --set "output.dir=$work/ref" >/dev/null 2>&1 || { fail "reference run"; return; }
+  cd "$work" || return
+  for tpl in cpu gpu; do
+    out="$work/slurm-$tpl"
+    local env=(env "PATH=$bin:$PATH" "CONFIG=$work/slurm.json" "OUT=$out" "HMC=$HMC" SLURM_JOB_ID=4$$
+      SLURM_CPUS_PER_TASK=2 "SCONTROL_LOG=$work/scontrol-$tpl.log")
+    # 1: the job is stopped at iteration 500 (as by the time limit) and requeues itself.
+    HMC_TEST_SIGNAL=500 "${env[@]}" bash "$HMC_SOURCE_DIR/scripts/slurm/hmc-$tpl.sbatch" >"$out.log1" 2>&1
+    rc=$?
+    [[ $rc -eq 75 ]] && grep -q "^requeue 4$$" "$work/scontrol-$tpl.log" \
+      || { fail "$tpl template, stopped job: exit $rc, $(cat "$work/scontrol-$tpl.log" 2>&1) $(tail -3 "$out.log1")"; continue; }
+    # 2: SIGTERM to the batch script itself (what --signal=B:TERM sends) is passed on to hmc.
+    "${env[@]}" bash "$HMC_SOURCE_DIR/scripts/slurm/hmc-$tpl.sbatch" >"$out.log2" 2>&1 &
+    pid=$!
+    sleep 1
+    kill -TERM "$pid"
+    wait "$pid"; rc=$?
+    [[ $rc -eq 75 || $rc -eq 0 ]] || { fail "$tpl template, SIGTERM to the script: exit $rc: $(tail -3 "$out.log2")"; continue; }
+    # 3: the requeued job resumes and finishes.
+    if [[ $rc -eq 75 ]]; then
+      "${env[@]}" bash "$HMC_SOURCE_DIR/scripts/slurm/hmc-$tpl.sbatch" >"$out.log3" 2>&1
+      rc=$?
+    fi
+    if [[ $rc -eq 0 ]] && grep -q "resuming" "$out.log2" && same_results "$work/ref" "$out"; then
+      pass "$tpl template: stopped, requeued, resumed to identical results"
+    else
+      fail "$tpl template: exit $rc: $(tail -3 "$out.log3" 2>/dev/null)"
+    fi
+  done
+}
+
+case_memory() {
+  # Memory does not grow with the run: 16x the draws (420 MB of values if they were held)
+  # leave the peak RSS (summary.json memory.peak_rss_mib, the largest over the ranks) within
+  # 96 MiB of the short run's (the writers work in slices of about 32 MiB, which the short
+  # run does not fill), and below half of the 420 MB, on 1 and on 2 ranks. The rank-based diagnostics hold up to
+  # /diagnostics/max_draws draws of one parameter (about 48 bytes each); the cap is set
+  # below both runs' draws so that only the streaming is measured.
+  local np short long
+  for np in 1 2; do
+    for draws in 100 1600; do
+      OMP_NUM_THREADS=1 run_np "$np" "$HMC" --config "$HMC_SOURCE_DIR/configs/coin_toss.json" \
+        --set "output.dir=$work/mem-$np-$draws" --set sampler.particles=4096 --set sampler.warmup=50 \
+        --set sampler.draws=$draws --set sampler.thin=1 --set output.flush_every=25 --set log.level=warn \
+        --set diagnostics.max_draws=200000 >/dev/null 2>"$work/mem.err" || { fail "np $np draws $draws: $(tail -2 "$work/mem.err")"; return; }
+    done
+    short=$(sed -n 's/.*"peak_rss_mib": \([0-9.]*\).*/\1/p' "$work/mem-$np-100/summary.json")
+    long=$(sed -n 's/.*"peak_rss_mib": \([0-9.]*\).*/\1/p' "$work/mem-$np-1600/summary.json")
+    if [[ -n $short && -n $long ]] && awk -v a="$short" -v b="$long" 'BEGIN { exit !(b < a + 96 && b < 200) }'; then
+      pass "np $np: peak RSS $short MiB (100 draws) vs $long MiB (1600 draws)"
+    else
+      fail "np $np: peak RSS '$short' MiB (100 draws) vs '$long' MiB (1600 draws)"
+    fi
   done
 }
 

@@ -29,12 +29,21 @@
 /// Cost: one radix sort of the split draws for the rank-based statistics (R-hat
 /// orders the folded draws by a merge, not a second sort), O(S) work besides, and
 /// per pair of split chains one complex FFT of the smallest power-of-two length
-/// ≥ 2n, n the split-chain length. Scratch memory is about 40 bytes per draw,
-/// allocated per call; calls share no state (thread-safe) and are deterministic.
+/// ≥ 2n, n the split-chain length. `statistics()` computes all of them at once and
+/// shares the split, the sort, the rank normalisation and the quantile indicators
+/// (one sort and four FFT passes per parameter instead of three sorts and six
+/// passes). The heavy steps run on the host's OpenMP threads (omp_get_max_threads(),
+/// serial without OpenMP) in blocks whose results are combined in a fixed order, so
+/// every statistic is bitwise the same whatever the number of threads. Scratch
+/// memory is about 50 bytes per draw, allocated per call; calls share no state
+/// (thread-safe) and are deterministic.
 /// The rank statistics (rhat, ess_bulk) index split draws with 32 bits and return
 /// NaN beyond 2^32 − 1.
 
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
 
 namespace hmc::diagnostics {
 
@@ -101,7 +110,64 @@ double rhat_nested(const ChainDraws& x, int superchains);
 /// successive differences over the variance (ddof 1). NaN with < 2 draws.
 double e_bfmi(const double* energy, int draws, std::ptrdiff_t stride);
 
+/// \brief The statistics `statistics()` computes together.
+struct Statistics {
+  double rhat, ess_bulk, ess_tail, ess_mean, mcse_mean, mcse_q5, mcse_q95;
+};
+
+/// \brief What `statistics()` keeps between calls: the normal scores
+/// Φ⁻¹((r − 3/8)/(S + 1/4)) of the integer ranks, which depend only on the number S
+/// of split draws (the same for all parameters of one ensemble), and its scratch
+/// memory, reused rather than mapped afresh for every parameter. Holds about 60
+/// bytes per draw of the largest parameter seen until it is destroyed. One per
+/// thread: not thread-safe.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// \brief rhat, ess_bulk, ess_tail, ess_mean, mcse_mean and mcse_quantile(0.05) and
+/// (0.95) of one parameter at once, each bitwise equal to the function above.
+/// `order` (optional): 0-based ranks k of order statistics of all draws; on return
+/// `order_values` holds the k-th smallest draw for each (NaN draws or a k out of range
+/// give NaN: ask only for NaN-free draws). `workspace` (optional) keeps the normal
+/// scores and the scratch memory for the next call.
+Statistics statistics(const ChainDraws& x, Workspace* workspace = nullptr, const std::vector<std::size_t>& order = {},
+                      std::vector<double>* order_values = nullptr);
+
+/// \brief Nested R-hat from per-chain means and variances (ddof 1; 0 with one draw)
+/// computed as detail::mean and detail::variance do, chains in order: bitwise equal
+/// to rhat_nested on the draws, when none is NaN (the caller checks that).
+double rhat_nested_from_moments(const std::vector<double>& chain_mean, const std::vector<double>& chain_var,
+                                int superchains);
+
 namespace detail {
+
+/// \brief Σ p[i] / n, summed in order (the chain means of every statistic here).
+double mean(const double* p, std::size_t n);
+
+/// \brief numpy's var(ddof=1): mean first, then the squared deviations, in order.
+double variance(const double* p, std::size_t n);
+
+/// \brief Number of blocks the parallel steps split their work into: the OpenMP
+/// threads available (omp_get_max_threads()), 1 without OpenMP or inside a parallel
+/// region; set_blocks_for_testing(b > 0) overrides it (results do not depend on it).
+int parallel_blocks();
+void set_blocks_for_testing(int blocks);
+
+/// \brief Runs f(b) for b in [0, blocks) on OpenMP threads (serially without OpenMP
+/// or when already inside a parallel region). Each block must write only its own
+/// results. The first exception thrown by a block is rethrown after all have run.
+void run_blocks(int blocks, const std::function<void(int)>& f);
 
 /// \brief Standard normal quantile Φ⁻¹(p), relative error ≈ 1e-15 (Acklam's
 /// rational approximation refined by one Halley step on erfc). ±inf at 0 and 1,

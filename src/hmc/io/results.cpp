@@ -3,12 +3,15 @@
 #include "hmc/diagnostics/convergence.hpp"
 #include "hmc/io/errors.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <utility>
 
 namespace hmc::io {
 
@@ -43,8 +46,9 @@ std::unique_ptr<std::FILE, FileCloser> open_for_write(const std::string& tmp, co
   return f;
 }
 
-void close_checked(std::unique_ptr<std::FILE, FileCloser>& f, const std::string& tmp, const std::string& path) {
-  const bool bad = std::ferror(f.get()) != 0;
+void close_checked(std::unique_ptr<std::FILE, FileCloser>& f, const std::string& tmp, const std::string& path,
+                   bool written = true) {
+  const bool bad = !written || std::ferror(f.get()) != 0;
   const bool close_failed = std::fclose(f.release()) != 0;
   if (bad || close_failed) {
     std::remove(tmp.c_str());
@@ -52,11 +56,113 @@ void close_checked(std::unique_ptr<std::FILE, FileCloser>& f, const std::string&
   }
 }
 
+constexpr std::int64_t kRangeBytes = std::int64_t{32} << 20;  // largest read of draws at once
+constexpr std::size_t kMaxField = 64;                         // room for one formatted value
+
+/// f(p0, p1, values, count) over column `column` of all particles, in ranges of at
+/// most kRangeBytes; `draws` per particle, `columns` read at once (for the range size).
+template <class F>
+void for_each_range(const DrawSource& source, int column, std::int64_t draws, std::int64_t columns,
+                    std::vector<double>& buf, F&& f) {
+  const std::int64_t particles = source.layout().particles;
+  if (draws <= 0) return;
+  const std::int64_t step = std::max<std::int64_t>(
+      1, kRangeBytes / static_cast<std::int64_t>(sizeof(double)) / (draws * std::max<std::int64_t>(1, columns)));
+  for (std::int64_t p0 = 0; p0 < particles; p0 += step) {
+    const std::int64_t p1 = std::min(particles, p0 + step);
+    buf.resize(static_cast<std::size_t>((p1 - p0) * draws));
+    source.read(Section::kPosterior, column, p0, p1, buf.data());
+    f(p0, p1, buf.data(), buf.size());
+  }
+}
+
+/// A CSV field as RFC 4180 has it: quoted, with quotes doubled, when it holds a
+/// comma, a double quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+char* put_integer(char* w, std::int64_t v) { return std::to_chars(w, w + kMaxField, v).ptr; }
+
+/// `precision` 0: the shortest representation that reads back exactly; else that
+/// many significant digits (at most 40). NaN, Inf, -Inf as R and pandas read them.
+char* put_double(char* w, double v, int precision) {
+  if (std::isnan(v)) return std::copy_n("NaN", 3, w);
+  if (std::isinf(v)) return v > 0 ? std::copy_n("Inf", 3, w) : std::copy_n("-Inf", 4, w);
+  if (precision <= 0) return std::to_chars(w, w + kMaxField, v).ptr;
+  return std::to_chars(w, w + kMaxField, v, std::chars_format::general, std::min(precision, 40)).ptr;
+}
+
+/// Shortest exact representation, or nothing when not finite.
+char* put_finite(char* w, double v) { return std::isfinite(v) ? std::to_chars(w, w + kMaxField, v).ptr : w; }
+
+/// A file written through a large buffer, to a temporary name renamed into place by
+/// finish(); removed, with a RunError naming `path`, on failure (or when destroyed
+/// unfinished).
+class CsvFile {
+ public:
+  explicit CsvFile(std::string path) : path_(std::move(path)), tmp_(temp_name(path_)), f_(open_for_write(tmp_, path_)) {
+    buf_.resize(kBuffer);
+  }
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  ~CsvFile() {
+    if (f_) {
+      std::fclose(f_.release());
+      std::remove(tmp_.c_str());
+    }
+  }
+
+  /// Room for `n` more bytes; write them at the pointer returned, then commit().
+  char* reserve(std::size_t n) {
+    if (used_ + n > buf_.size()) {
+      flush();
+      if (n > buf_.size()) buf_.resize(n);
+    }
+    return buf_.data() + used_;
+  }
+  void commit(std::size_t n) { used_ += n; }
+  void append(const std::string& s) {
+    std::memcpy(reserve(s.size()), s.data(), s.size());
+    commit(s.size());
+  }
+
+  void finish() {
+    flush();
+    close_checked(f_, tmp_, path_);
+    hmc::io::commit(tmp_, path_);
+  }
+
+ private:
+  static constexpr std::size_t kBuffer = std::size_t{4} << 20;
+
+  void flush() {
+    if (used_ > 0 && std::fwrite(buf_.data(), 1, used_, f_.get()) != used_) {
+      const std::string why = std::strerror(errno);
+      std::fclose(f_.release());
+      std::remove(tmp_.c_str());
+      throw RunError("cannot write " + path_ + ": " + why);
+    }
+    used_ = 0;
+  }
+
+  std::string path_, tmp_;
+  std::unique_ptr<std::FILE, FileCloser> f_;
+  std::vector<char> buf_;
+  std::size_t used_ = 0;
+};
+
 }  // namespace
 
-SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settings& s, int ranks) {
+SamplerStats sampler_stats(const DrawSource& source, const RunTotals& totals, const sampler::Settings& s, int ranks) {
   SamplerStats st;
-  st.particles = static_cast<std::int64_t>(all.accept_sum.extent(0));
+  st.particles = source.layout().particles;
   st.ranks = ranks;
   st.warmup = s.warmup;
   st.draws = s.draws;
@@ -65,17 +171,19 @@ SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settin
   st.leapfrog_steps = s.leapfrog_steps;
   st.temperature = s.temperature;
   st.seed = s.seed;
-  st.grad_evals = all.grad_evals;
+  st.grad_evals = totals.grad_evals;
+  const std::int64_t kept = source.available(Section::kPosterior);
   double steps = 0.0;
-  for (std::size_t i = 0; i < all.n_leapfrog.extent(0); ++i)
-    for (std::size_t d = 0; d < all.n_leapfrog.extent(1); ++d) steps += all.n_leapfrog(i, d);
-  const double recorded = static_cast<double>(all.n_leapfrog.extent(0) * all.n_leapfrog.extent(1));
+  std::vector<double> buf;
+  for_each_range(source, source.layout().stat_column(kStatSteps), kept, 1, buf,
+                 [&](std::int64_t, std::int64_t, const double* v, std::size_t n) {
+                   for (std::size_t i = 0; i < n; ++i) steps += v[i];
+                 });
+  const double recorded = static_cast<double>(st.particles) * static_cast<double>(kept);
   st.mean_leapfrog_steps = recorded > 0 ? steps / recorded : 0.0;
   double accept = 0.0, div = 0.0;
-  for (std::size_t i = 0; i < all.accept_sum.extent(0); ++i) {
-    accept += all.accept_sum(i);
-    div += all.divergences(i);
-  }
+  for (double a : totals.accept_sum) accept += a;
+  for (double d : totals.divergences) div += d;
   const double transitions = static_cast<double>(st.particles) * s.draws;
   st.acceptance_rate = transitions > 0 ? accept / transitions : 0.0;
   st.divergences = static_cast<std::int64_t>(div);
@@ -85,66 +193,108 @@ SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settin
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = temp_name(path);
   auto f = open_for_write(tmp, path);
-  std::fwrite(content.data(), 1, content.size(), f.get());
-  close_checked(f, tmp, path);
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f.get()) == content.size();
+  close_checked(f, tmp, path, ok);
   commit(tmp, path);
 }
 
-void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names) {
-  const std::string tmp = temp_name(path);
-  auto f = open_for_write(tmp, path);
-  std::string header = "particle,draw,lp,accept_prob,step_size,n_leapfrog,divergent,energy";
-  for (const auto& n : names) header += "," + n;
+void write_draws_csv(const std::string& path, const DrawSource& source, int precision,
+                     const std::function<void(double)>& progress) {
+  const StoreLayout& layout = source.layout();
+  const std::int64_t particles = layout.particles, draws = source.available(Section::kPosterior);
+  // Columns in file order: the statistics, then the parameters.
+  std::vector<int> columns;
+  for (int st = 0; st < kNumStats; ++st) columns.push_back(layout.stat_column(st));
+  for (int k = 0; k < layout.num_params(); ++k) columns.push_back(k);
+  const std::size_t ncol = columns.size();
+
+  std::string header = "particle,draw";
+  for (int st = 0; st < kNumStats; ++st) header += std::string(",") + stat_name(st);
+  for (const auto& n : layout.param_names) header += "," + csv_field(n);
   header += "\n";
-  std::fputs(header.c_str(), f.get());
 
-  std::string line;
-  char buf[64];
-  const auto append = [&](double x) {
-    const int len = std::snprintf(buf, sizeof buf, ",%.17g", x);
-    line.append(buf, static_cast<std::size_t>(len));
-  };
-  const std::size_t particles = all.draws.extent(0), draws = all.draws.extent(1), params = all.draws.extent(2);
-  for (std::size_t i = 0; i < particles; ++i) {
-    for (std::size_t d = 0; d < draws; ++d) {
-      line.clear();
-      const int len = std::snprintf(buf, sizeof buf, "%zu,%zu", i, d);
-      line.append(buf, static_cast<std::size_t>(len));
-      append(all.lp(i, d));
-      append(all.accept_prob(i, d));
-      append(all.adapted.step_size);
-      line += "," + std::to_string(static_cast<long long>(all.n_leapfrog(i, d)));
-      line += all.divergent(i, d) != 0.0 ? ",1" : ",0";
-      append(all.energy(i, d));
-      for (std::size_t k = 0; k < params; ++k) append(all.draws(i, d, k));
-      line += '\n';
-      std::fwrite(line.data(), 1, line.size(), f.get());
+  CsvFile out(path);
+  out.append(header);
+  const std::int64_t step =
+      std::max<std::int64_t>(1, kRangeBytes / static_cast<std::int64_t>(sizeof(double)) /
+                                    std::max<std::int64_t>(1, draws * static_cast<std::int64_t>(ncol)));
+  const auto d = static_cast<std::size_t>(draws);
+  std::vector<double> values;
+  const std::size_t row_cap = (ncol + 2) * kMaxField + 1;
+  for (std::int64_t p0 = 0; p0 < particles && draws > 0; p0 += step) {
+    const std::int64_t p1 = std::min(particles, p0 + step);
+    const std::size_t per_column = static_cast<std::size_t>(p1 - p0) * d;
+    values.resize(per_column * ncol);
+    for (std::size_t c = 0; c < ncol; ++c) source.read(Section::kPosterior, columns[c], p0, p1, values.data() + c * per_column);
+    for (std::int64_t p = p0; p < p1; ++p) {
+      for (std::size_t t = 0; t < d; ++t) {
+        char* w = out.reserve(row_cap);
+        char* const begin = w;
+        w = put_integer(w, p);
+        *w++ = ',';
+        w = put_integer(w, static_cast<std::int64_t>(t));
+        const std::size_t at = static_cast<std::size_t>(p - p0) * d + t;
+        for (std::size_t c = 0; c < ncol; ++c) {
+          *w++ = ',';
+          const double v = values[c * per_column + at];
+          if (c == kStatSteps) {
+            w = std::isfinite(v) && std::fabs(v) < 9e18 ? put_integer(w, static_cast<std::int64_t>(v))
+                                                         : put_double(w, v, precision);
+          } else if (c == kStatDiverging) {
+            *w++ = v != 0.0 ? '1' : '0';
+          } else {
+            w = put_double(w, v, precision);
+          }
+        }
+        *w++ = '\n';
+        out.commit(static_cast<std::size_t>(w - begin));
+      }
     }
+    if (progress) progress(static_cast<double>(p1) / static_cast<double>(particles));
   }
-  close_checked(f, tmp, path);
-  commit(tmp, path);
+  out.finish();
 }
 
-void write_particles_csv(const std::string& path, const sampler::LocalDraws& all, int draws) {
-  const std::string tmp = temp_name(path);
-  auto f = open_for_write(tmp, path);
-  std::fputs("particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi\n", f.get());
-  const std::size_t particles = all.accept_sum.extent(0), kept = all.energy.extent(1);
-  for (std::size_t i = 0; i < particles; ++i) {
-    double steps = 0.0;
-    for (std::size_t d = 0; d < kept; ++d) steps += all.n_leapfrog(i, d);
-    const double bfmi = kept >= 2 ? diagnostics::e_bfmi(all.energy.data() + i * kept, static_cast<int>(kept), 1) : NAN;
-    std::fprintf(f.get(), "%zu,%.17g,%lld,%.17g,", i, draws > 0 ? all.accept_sum(i) / draws : NAN,
-                 static_cast<long long>(all.divergences(i)), kept > 0 ? steps / static_cast<double>(kept) : NAN);
-    if (std::isfinite(bfmi)) std::fprintf(f.get(), "%.17g", bfmi);
-    std::fputc('\n', f.get());
+void write_particles_csv(const std::string& path, const DrawSource& source, const RunTotals& totals, int draws) {
+  const std::int64_t particles = source.layout().particles;
+  const std::int64_t kept = source.available(Section::kPosterior);
+  const auto d = static_cast<std::size_t>(kept);
+  std::vector<double> mean_steps(static_cast<std::size_t>(particles), NAN), buf;
+  for_each_range(source, source.layout().stat_column(kStatSteps), kept, 1, buf,
+                 [&](std::int64_t p0, std::int64_t p1, const double* v, std::size_t) {
+                   for (std::int64_t p = p0; p < p1; ++p) {
+                     const double* row = v + static_cast<std::size_t>(p - p0) * d;
+                     double steps = 0.0;
+                     for (std::size_t t = 0; t < d; ++t) steps += row[t];
+                     mean_steps[static_cast<std::size_t>(p)] = steps / static_cast<double>(kept);
+                   }
+                 });
+  const std::vector<double> bfmi = diagnostics::e_bfmi_per_particle(source);
+  const auto at = [](const std::vector<double>& v, std::int64_t i) {
+    return static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : NAN;
+  };
+  CsvFile out(path);
+  out.append("particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi\n");
+  for (std::int64_t i = 0; i < particles; ++i) {
+    char* w = out.reserve(5 * kMaxField);
+    char* const begin = w;
+    w = put_integer(w, i);
+    *w++ = ',';
+    w = put_finite(w, draws > 0 ? at(totals.accept_sum, i) / draws : NAN);
+    *w++ = ',';
+    const double div = at(totals.divergences, i);
+    w = std::isfinite(div) && std::fabs(div) < 9e18 ? put_integer(w, static_cast<std::int64_t>(div)) : w;
+    *w++ = ',';
+    w = put_finite(w, mean_steps[static_cast<std::size_t>(i)]);
+    *w++ = ',';
+    w = put_finite(w, bfmi[static_cast<std::size_t>(i)]);
+    *w++ = '\n';
+    out.commit(static_cast<std::size_t>(w - begin));
   }
-  close_checked(f, tmp, path);
-  commit(tmp, path);
+  out.finish();
 }
 
-json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t,
-                  const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
+json parameters_json(const std::vector<diagnostics::ParameterSummary>& params) {
   json p = json::object();
   for (const auto& s : params) {
     p[s.name] = {{"mean", number(s.mean)},
@@ -164,29 +314,65 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
   // nlohmann::json sorts object keys; keep the parameters in model order as well.
   json order = json::array();
   for (const auto& s : params) order.push_back(s.name);
-  return {
-      {"parameters", p},
-      {"parameter_order", order},
-      {"warnings", warnings},
-      {"sampler",
-       {{"particles", st.particles},
-        {"ranks", st.ranks},
-        {"warmup", st.warmup},
-        {"draws", st.draws},
-        {"thin", st.thin},
-        {"acceptance_rate", number(st.acceptance_rate)},
-        {"divergences", st.divergences},
-        {"step_size", adapted.step_size},
-        {"leapfrog_steps", st.leapfrog_steps},
-        {"mean_leapfrog_steps", number(st.mean_leapfrog_steps)},
-        {"temperature", st.temperature},
-        {"seed", st.seed}}},
-      {"adaptation", adaptation_json(adapted)},
-      {"timings_s",
-       {{"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}}},
-      {"throughput",
-       {{"grad_evals", st.grad_evals},
-        {"grad_evals_per_s", number(t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : NAN)}}}};
+  json out = {{"parameters", p}, {"parameter_order", order}};
+  if (!params.empty()) {
+    const auto& s = params.front();
+    out["diagnostics"] = {{"particles", s.particles},
+                          {"particles_used", s.diagnostic_particles},
+                          {"max_draws", s.max_draws > 0 ? json(s.max_draws) : json(nullptr)}};
+  }
+  return out;
+}
+
+std::string parameter_table(const std::vector<diagnostics::ParameterSummary>& params) {
+  std::string out;
+  char buf[512];
+  std::size_t width = 9;
+  for (const auto& s : params) width = std::max(width, s.name.size());
+  std::snprintf(buf, sizeof buf, "%-*s %11s %11s %11s %11s %11s %10s %6s %8s %8s\n", static_cast<int>(width),
+                "parameter", "mean", "sd", "q5", "q50", "q95", "mcse_mean", "rhat", "ess_bulk", "ess_tail");
+  out += buf;
+  for (const auto& s : params) {
+    std::snprintf(buf, sizeof buf, "%-*s %11.5g %11.5g %11.5g %11.5g %11.5g %10.3g %6.4g %8.0f %8.0f\n",
+                  static_cast<int>(width), s.name.c_str(), s.mean, s.sd, s.q5, s.q50, s.q95, s.mcse_mean, s.rhat,
+                  s.ess_bulk, s.ess_tail);
+    out += buf;
+  }
+  if (!params.empty() && params.front().diagnostic_particles < params.front().particles) {
+    const auto& s = params.front();
+    std::snprintf(buf, sizeof buf,
+                  "(quantiles, mcse_mean, rhat and ESS from the first %lld of %lld particles: "
+                  "diagnostics.max_draws %lld)\n",
+                  static_cast<long long>(s.diagnostic_particles), static_cast<long long>(s.particles),
+                  static_cast<long long>(s.max_draws));
+    out += buf;
+  }
+  return out;
+}
+
+json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t,
+                  const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
+  json out = parameters_json(params);
+  out["warnings"] = warnings;
+  out["sampler"] = {{"particles", st.particles},
+                    {"ranks", st.ranks},
+                    {"warmup", st.warmup},
+                    {"draws", st.draws},
+                    {"thin", st.thin},
+                    {"acceptance_rate", number(st.acceptance_rate)},
+                    {"divergences", st.divergences},
+                    {"step_size", adapted.step_size},
+                    {"leapfrog_steps", st.leapfrog_steps},
+                    {"mean_leapfrog_steps", number(st.mean_leapfrog_steps)},
+                    {"temperature", st.temperature},
+                    {"seed", st.seed}};
+  out["adaptation"] = adaptation_json(adapted);
+  out["timings_s"] = {
+      {"total", t.total}, {"setup", t.setup}, {"sampling", t.sampling}, {"gather", t.gather}, {"write", t.write}};
+  out["throughput"] = {
+      {"grad_evals", st.grad_evals},
+      {"grad_evals_per_s", number(t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : NAN)}};
+  return out;
 }
 
 json adaptation_json(const sampler::Adapted& a) {
@@ -207,19 +393,8 @@ json adaptation_json(const sampler::Adapted& a) {
 
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st,
                           const Timings& t, const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
-  std::string out;
+  std::string out = parameter_table(params);
   char buf[512];
-  std::size_t width = 9;
-  for (const auto& s : params) width = std::max(width, s.name.size());
-  std::snprintf(buf, sizeof buf, "%-*s %11s %11s %11s %11s %11s %10s %6s %8s %8s\n", static_cast<int>(width),
-                "parameter", "mean", "sd", "q5", "q50", "q95", "mcse_mean", "rhat", "ess_bulk", "ess_tail");
-  out += buf;
-  for (const auto& s : params) {
-    std::snprintf(buf, sizeof buf, "%-*s %11.5g %11.5g %11.5g %11.5g %11.5g %10.3g %6.4g %8.0f %8.0f\n",
-                  static_cast<int>(width), s.name.c_str(), s.mean, s.sd, s.q5, s.q50, s.q95, s.mcse_mean, s.rhat,
-                  s.ess_bulk, s.ess_tail);
-    out += buf;
-  }
   std::snprintf(buf, sizeof buf,
                 "\n%lld particles on %d rank(s), %d warmup + %d draws (thin %d); step size %.4g, %s metric, %s\n"
                 "acceptance rate %.3f, %lld divergent transitions after warmup\n",
@@ -232,7 +407,7 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
                 st.acceptance_rate, static_cast<long long>(st.divergences));
   out += buf;
   std::snprintf(buf, sizeof buf,
-                "time %.3f s (setup %.3f, sampling %.3f, gather %.3f, write %.3f); %.3g gradient evaluations/s\n",
+                "time %.3f s (setup %.3f, sampling %.3f, store %.3f, write %.3f); %.3g gradient evaluations/s\n",
                 t.total, t.setup, t.sampling, t.gather, t.write,
                 t.sampling > 0 ? static_cast<double>(st.grad_evals) / t.sampling : 0.0);
   out += buf;

@@ -1,16 +1,20 @@
 #pragma once
 /// \file
-/// \brief Writers for a run's results: draws.csv, summary.json, run.json (rank 0, host).
+/// \brief Writers for a run's results: draws.csv, particles.csv, summary.json,
+/// run.json (rank 0, host). Draws are read back from a DrawSource in ranges of
+/// particles, so memory stays bounded whatever the run.
 ///
 /// Every file is written to a temporary name in the output directory and renamed
 /// into place, so a killed job never leaves a half-written result file.
 
 #include "hmc/diagnostics/summary.hpp"
+#include "hmc/io/draw_store.hpp"
 #include "hmc/sampler/run.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,17 +39,44 @@ struct SamplerStats {
   double mean_leapfrog_steps = 0.0;  ///< over recorded draws (jittered with ChEES)
 };
 
-SamplerStats sampler_stats(const sampler::LocalDraws& all, const sampler::Settings& s, int ranks);
+/// \brief Per-particle post-warmup totals, in global particle order, thinned-out
+/// transitions included (the stored draws hold the recorded ones only).
+struct RunTotals {
+  std::vector<double> accept_sum;   ///< sum of the acceptance probabilities
+  std::vector<double> divergences;  ///< divergent transitions
+  std::int64_t grad_evals = 0;      ///< gradient evaluations, warmup included, all ranks
+};
+
+/// \brief summary.json's sampler statistics: acceptance and divergences from
+/// `totals`, mean leapfrog steps from the stored n_steps column (read in ranges).
+SamplerStats sampler_stats(const DrawSource& source, const RunTotals& totals, const sampler::Settings& s, int ranks);
 
 /// \brief Writes `content` to `path` via a temporary file and a rename.
 void write_file_atomic(const std::string& path, const std::string& content);
 
-/// \brief draws.csv: particle,draw,lp,accept_prob,divergent,<names...>, %.17g.
-void write_draws_csv(const std::string& path, const sampler::LocalDraws& all, const std::vector<std::string>& names);
+/// \brief draws.csv: `particle,draw,lp,acceptance_rate,step_size,n_steps,diverging,energy,<parameter
+/// names>`, one row per particle and post-warmup draw, particle-major, both 0-based.
+/// n_steps and diverging are integers; other values std::to_chars: the shortest
+/// representation that reads back exactly (`precision` 0) or `precision` significant
+/// digits; NaN and infinities as NaN, Inf, -Inf. Header fields holding a comma, a
+/// double quote or a line break are quoted as RFC 4180 says. `progress(fraction)`
+/// after each range of particles. Throws RunError naming the file on failure.
+void write_draws_csv(const std::string& path, const DrawSource& source, int precision,
+                     const std::function<void(double)>& progress = {});
 
 /// \brief particles.csv: particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi — one row per
-/// particle (post-warmup; E-BFMI from the recorded energies, empty with fewer than 2 draws).
-void write_particles_csv(const std::string& path, const sampler::LocalDraws& all, int draws);
+/// particle: accept_sum / draws and divergences from `totals` (`draws`: post-warmup
+/// iterations), the mean of its stored n_steps, the E-BFMI of its stored energies.
+/// A value that is not finite (E-BFMI with fewer than 2 draws) is an empty field.
+void write_particles_csv(const std::string& path, const DrawSource& source, const RunTotals& totals, int draws);
+
+/// \brief "parameters" (name -> statistics), "parameter_order" and "diagnostics"
+/// (particles used by the capped statistics) of summary.json.
+nlohmann::json parameters_json(const std::vector<diagnostics::ParameterSummary>& params);
+
+/// \brief The per-parameter table (header and one row per parameter), and a line
+/// saying so when the rank-based statistics used a subset of the particles.
+std::string parameter_table(const std::vector<diagnostics::ParameterSummary>& params);
 
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
                             const Timings& t, const sampler::Adapted& adapted,

@@ -191,6 +191,16 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        false,
        "superchains (groups of consecutive particles) for nested R-hat; 0: the largest divisor of particles "
        "up to min(64, particles / 2)"});
+  add({"/diagnostics/max_draws",
+       K::kInteger,
+       8388608,
+       1000,
+       1e12,
+       false,
+       {},
+       false,
+       "draws per parameter that the rank-based diagnostics (R-hat, ESS, MCSE, quantiles) hold in memory; "
+       "beyond it they use the first max_draws / draws particles (means and sds always use all)"});
 
   add({"/output", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "where results go"});
   add({"/output/dir",
@@ -201,7 +211,66 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        false,
        {},
        false,
-       "output directory (created; existing result files are replaced)"});
+       "output directory; the run works in DIR.partial and renames it to DIR when done. An existing non-empty "
+       "DIR is replaced only with --overwrite"});
+  add({"/output/formats",
+       K::kString,
+       "netcdf",
+       {},
+       {},
+       false,
+       {"netcdf", "csv", "both"},
+       false,
+       "draws as draws.nc (ArviZ InferenceData, netCDF-4), draws.csv, or both"});
+  add({"/output/save_warmup",
+       K::kBoolean,
+       false,
+       {},
+       {},
+       false,
+       {},
+       false,
+       "also keep the warmup draws (every thin-th warmup iteration): groups warmup_posterior and "
+       "warmup_sample_stats of draws.nc"});
+  add({"/output/flush_every",
+       K::kInteger,
+       0,
+       0,
+       1e9,
+       false,
+       {},
+       false,
+       "recorded draws per particle held on the device before they are written to the store; 0: as many as "
+       "make a block of about 32 MiB"});
+  add({"/output/checkpoint_every",
+       K::kInteger,
+       100,
+       0,
+       1e9,
+       false,
+       {},
+       false,
+       "write a checkpoint every N iterations (also after every block of draws, at the end of sampling and on "
+       "SIGTERM/SIGINT/SIGUSR1); 0: only those"});
+  add({"/output/precision",
+       K::kInteger,
+       0,
+       0,
+       17,
+       false,
+       {},
+       false,
+       "significant digits of the floating-point values in draws.csv; 0: the shortest text that reads back as "
+       "the same double"});
+  add({"/output/compression",
+       K::kInteger,
+       1,
+       0,
+       9,
+       false,
+       {},
+       false,
+       "deflate level of draws.nc's variables (0: none); netCDF readers decompress transparently"});
 
   add({"/log", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "messages"});
   add({"/log/level",

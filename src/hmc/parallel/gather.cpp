@@ -25,7 +25,38 @@ void gather_block(const MpiContext& mpi, const Decomposition& dec, const double*
   MPI_Type_free(&particle_type);
 }
 
+/// The same in reverse, from rank 0 to every rank.
+void scatter_block(const MpiContext& mpi, const Decomposition& dec, const double* send, double* recv,
+                   std::int64_t width) {
+  if (width == 0) return;
+  MPI_Datatype particle_type;
+  MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &particle_type);
+  MPI_Type_commit(&particle_type);
+  std::vector<int> counts(dec.ranks), displs(dec.ranks);
+  for (int r = 0; r < dec.ranks; ++r) {
+    counts[r] = static_cast<int>(dec.count_of(r));
+    displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
+  }
+  MPI_Scatterv(send, counts.data(), displs.data(), particle_type, recv, static_cast<int>(dec.count()), particle_type,
+               0, mpi.comm());
+  MPI_Type_free(&particle_type);
+}
+
 }  // namespace
+
+std::vector<double> gather_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& local,
+                                std::int64_t width) {
+  std::vector<double> all(mpi.root() ? static_cast<std::size_t>(dec.global * width) : 0);
+  gather_block(mpi, dec, local.data(), all.data(), width);
+  return all;
+}
+
+std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& global,
+                                 std::int64_t width) {
+  std::vector<double> mine(static_cast<std::size_t>(dec.count() * width));
+  scatter_block(mpi, dec, global.data(), mine.data(), width);
+  return mine;
+}
 
 sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local) {
   using LD = sampler::LocalDraws;

@@ -6,6 +6,9 @@
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
 
+#include <cstdint>
+#include <vector>
+
 namespace hmc::parallel {
 
 /// \brief The whole ensemble's draws on rank 0 (other ranks get empty views).
@@ -14,5 +17,14 @@ namespace hmc::parallel {
 /// rank order is the global particle order: the result does not depend on the
 /// rank count.
 sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local);
+
+/// \brief Rows of `width` doubles per particle, from every rank to rank 0 in global
+/// particle order (rank 0 gets dec.global × width values, the others nothing).
+std::vector<double> gather_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& local,
+                                std::int64_t width);
+
+/// \brief The inverse: rank 0's dec.global × width values, each rank gets its particles' rows.
+std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& global,
+                                 std::int64_t width);
 
 }  // namespace hmc::parallel

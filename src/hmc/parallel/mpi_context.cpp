@@ -43,6 +43,24 @@ int MpiContext::broadcast(int value) const {
   return value;
 }
 
+int MpiContext::max(int value) const {
+  if (size_ == 1) return value;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm_);
+  return value;
+}
+
+long long MpiContext::sum(long long value) const {
+  if (size_ == 1) return value;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM, comm_);
+  return value;
+}
+
+double MpiContext::max_on_root(double value) const {
+  double out = value;
+  if (size_ > 1) MPI_Reduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  return out;
+}
+
 Allreduce MpiContext::allreduce() const {
   const MPI_Comm comm = comm_;
   return Allreduce{[comm](double* v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm); },

@@ -28,6 +28,12 @@ class MpiContext {
   std::string broadcast(const std::string& s) const;
   /// \brief Rank 0's value on every rank.
   int broadcast(int value) const;
+  /// \brief The largest `value` of any rank, on every rank.
+  int max(int value) const;
+  /// \brief The sum over ranks of `value`, on every rank.
+  long long sum(long long value) const;
+  /// \brief The largest `value` of any rank, on rank 0 (for timings).
+  double max_on_root(double value) const;
   /// \brief Element-wise max / sum over all ranks, for parallel::reproducible_column_sums.
   Allreduce allreduce() const;
   /// \brief Ends every rank of the job with `code` (for errors that reach one rank only).

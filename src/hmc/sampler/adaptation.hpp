@@ -39,6 +39,19 @@ class DualAveraging {
   /// The averaged step size, used after warmup.
   double final_step_size() const;
 
+  /// Everything that changes as it runs (checkpoints).
+  struct State {
+    double mu = 0.0, h_bar = 0.0, log_eps_bar = 0.0;
+    int counter = 0;
+  };
+  State state() const { return {mu_, h_bar_, log_eps_bar_, counter_}; }
+  void restore(const State& s) {
+    mu_ = s.mu;
+    h_bar_ = s.h_bar;
+    log_eps_bar_ = s.log_eps_bar;
+    counter_ = s.counter;
+  }
+
  private:
   double target_, gamma_, t0_, kappa_;
   double mu_ = 0.0, h_bar_ = 0.0, log_eps_bar_ = 0.0;
@@ -75,6 +88,18 @@ class ChEES {
   /// the length is kept within [min_length, max_length].
   void update(double gradient, double min_length, double max_length);
   double length() const { return std::exp(log_t_); }
+
+  /// Everything that changes as it runs (checkpoints).
+  struct State {
+    double log_t = 0.0, v = 0.0;
+    int steps = 0;
+  };
+  State state() const { return {log_t_, v_, steps_}; }
+  void restore(const State& s) {
+    log_t_ = s.log_t;
+    v_ = s.v;
+    steps_ = s.steps;
+  }
 
  private:
   double log_t_, rate_;

@@ -63,11 +63,44 @@ struct LocalDraws {
   std::int64_t grad_evals = 0;  ///< leapfrog steps of warmup and sampling, on this rank
 };
 
+/// \brief One block of recorded draws, handed over by the sampler on the host.
+///
+/// The Views are the sampler's reusable host buffers, [local particle][slot][param] and
+/// [local particle][slot]; only slots [0, count) are valid, and only until the next
+/// iteration.
+struct DrawBlock {
+  bool warmup = false;         ///< warmup draws (with save_warmup) or post-warmup draws
+  std::int64_t first_draw = 0;  ///< index of slot 0 among the section's recorded draws
+  int count = 0;               ///< filled slots
+  LocalDraws::HostDraws draws;
+  LocalDraws::HostStats lp, accept_prob, divergent, n_leapfrog, energy;
+  std::vector<double> step_size;  ///< per slot: the step size of that transition
+};
+
+/// \brief Host-side state of the sampling loop: with the particles' rows
+/// (EnsembleSampler::particle_rows), everything needed to continue a run bit for bit.
+struct LoopState {
+  int iteration = 0;  ///< iterations completed (warmup included); 0 after initialisation
+  double step_size = 0.0;
+  double length = 0.0;  ///< ChEES trajectory length in use
+  DualAveraging::State dual;
+  ChEES::State chees;
+  double log_length_sum = 0.0;
+  int log_length_count = 0;
+  std::string metric_kind = "unit";
+  std::vector<double> inv_metric;
+  int window_iterations = 0;
+};
+
 /// \brief The particles [first, first + count) of an ensemble of `s.particles` on one rank.
 ///
 /// `initialise()` places the particles and reports how many found no finite log
-/// density (so the caller can agree on that across ranks before anyone starts);
-/// `run()` then performs warmup and sampling, one transition kernel per iteration.
+/// density (so the caller can agree on that across ranks before anyone starts), or
+/// `restore()` puts back a checkpointed state. Then `iterate()` performs one warmup or
+/// sampling iteration (one transition kernel) at a time. Recorded draws collect in a
+/// device buffer of `s.block_draws` slots; when `block_ready()`, `take_block()` copies
+/// them to the host and empties the buffer. Every rank must call `iterate()` equally
+/// often: warmup and progress reductions are collective.
 template <class Model>
 class EnsembleSampler {
   static_assert(model::check_model<Model>());
@@ -82,7 +115,43 @@ class EnsembleSampler {
         n_(static_cast<int>(count)),
         dim_(model.dim()),
         state_(n_, dim_, model::scratch_size(model)),
-        sums_(std::move(allreduce)) {}
+        sums_(std::move(allreduce)),
+        adapt_(s.adapt.enabled && s.warmup > 0),
+        chees_(s.adapt.enabled && s.adapt.trajectory == "chees"),
+        dense_(s.adapt.metric == "dense"),
+        capacity_(std::max(1, s.block_draws > 0 ? s.block_draws : std::max(s.kept(), s.kept_warmup()))),
+        rec_{ParticleView("hmc::accept_prob", n_),
+             ParticleView("hmc::accept_sum", n_),
+             ParticleView("hmc::divergences", n_),
+             ParticleView("hmc::steps_sum", n_),
+             StateView("hmc::transition_stats", n_, 2),
+             DrawView("hmc::draws", n_, capacity_, model.num_params()),
+             DrawStatView("hmc::draw_lp", n_, capacity_),
+             DrawStatView("hmc::draw_accept", n_, capacity_),
+             DrawStatView("hmc::draw_divergent", n_, capacity_),
+             DrawStatView("hmc::draw_steps", n_, capacity_),
+             DrawStatView("hmc::draw_energy", n_, capacity_)},
+        dual_(s.adapt.target_accept, s.adapt.gamma, s.adapt.t0, s.adapt.kappa),
+        chees_adapter_(s.step_size * s.leapfrog_steps, s.adapt.chees_learning_rate),
+        windows_(s.warmup, s.adapt),
+        adapt_metric_(adapt_ && s.adapt.metric != "unit" && windows_.first() > 0),
+        window_sums_("hmc::window_sums", adapt_metric_ && !dense_ ? n_ : 0, 2 * dim_),
+        centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0),
+        step_{model_,   state_, rec_,   unit_metric(dim_), dim_, s.step_size, s.leapfrog_steps, chees_,
+              s.step_size * s.leapfrog_steps, s.adapt.max_leapfrog, s.temperature, s.seed, first_, 0, false, -1,
+              VectorView()} {
+    loop_.step_size = s.step_size;
+    loop_.length = s.step_size * s.leapfrog_steps;
+    loop_.inv_metric.assign(dim_, 1.0);
+    dual_.restart(s.step_size);
+    block_.draws = LocalDraws::HostDraws("hmc::block_draws_host", n_, capacity_, model.num_params());
+    block_.lp = LocalDraws::HostStats("hmc::block_lp_host", n_, capacity_);
+    block_.accept_prob = LocalDraws::HostStats("hmc::block_accept_host", n_, capacity_);
+    block_.divergent = LocalDraws::HostStats("hmc::block_divergent_host", n_, capacity_);
+    block_.n_leapfrog = LocalDraws::HostStats("hmc::block_steps_host", n_, capacity_);
+    block_.energy = LocalDraws::HostStats("hmc::block_energy_host", n_, capacity_);
+    block_.step_size.assign(capacity_, 0.0);
+  }
 
   /// \brief Initial positions and their log densities; returns the number of local
   /// particles that found no finite log density in `s.init_attempts` draws.
@@ -102,147 +171,187 @@ class EnsembleSampler {
     return failed;
   }
 
-  LocalDraws run(const ProgressCallback& progress = {}) {
-    ScopedRegion region("hmc::sample");
-    const auto start = std::chrono::steady_clock::now();
-    const int kept = s_.kept();
+  int total_iterations() const { return s_.warmup + s_.draws; }
+  int iteration() const { return loop_.iteration; }
+  bool done() const { return loop_.iteration >= total_iterations(); }
+
+  /// \brief One iteration: transitions of all local particles, warmup adaptation,
+  /// recording, and (every s.progress_every iterations) a progress report.
+  void iterate(const ProgressCallback& progress = {}, double elapsed_s = 0.0) {
+    const int it = ++loop_.iteration;
+    const int total = total_iterations();
+    const bool warm = it <= s_.warmup;
     const AdaptSettings& ad = s_.adapt;
-    const bool adapt = ad.enabled && s_.warmup > 0;
-    // adapt.enabled = false switches everything off: fixed steps, no jitter.
-    const bool chees = ad.enabled && ad.trajectory == "chees";
-
-    TransitionRecord rec{
-        ParticleView("hmc::accept_prob", n_),          ParticleView("hmc::accept_sum", n_),
-        ParticleView("hmc::divergences", n_),          ParticleView("hmc::steps_sum", n_),
-        StateView("hmc::transition_stats", n_, 2),     DrawView("hmc::draws", n_, kept, model_.num_params()),
-        DrawStatView("hmc::draw_lp", n_, kept),        DrawStatView("hmc::draw_accept", n_, kept),
-        DrawStatView("hmc::draw_divergent", n_, kept), DrawStatView("hmc::draw_steps", n_, kept),
-        DrawStatView("hmc::draw_energy", n_, kept)};
-
-    Metric metric = unit_metric(dim_);
-    std::vector<double> inv_metric(dim_, 1.0);
-    std::string metric_kind = "unit";
-    HmcTransition<Model> step{model_,
-                              state_,
-                              rec,
-                              metric,
-                              dim_,
-                              s_.step_size,
-                              s_.leapfrog_steps,
-                              chees,
-                              s_.step_size * s_.leapfrog_steps,
-                              ad.max_leapfrog,
-                              s_.temperature,
-                              s_.seed,
-                              first_,
-                              0,
-                              false,
-                              -1,
-                              VectorView()};
-
-    DualAveraging dual(ad.target_accept, ad.gamma, ad.t0, ad.kappa);
-    dual.restart(s_.step_size);
-    ChEES chees_adapter(s_.step_size * s_.leapfrog_steps, ad.chees_learning_rate);
-    const WindowSchedule windows(s_.warmup, ad);
-    const bool adapt_metric = adapt && ad.metric != "unit" && windows.first() > 0;
-    const bool dense = ad.metric == "dense";
-    // Per-particle sums over the current window: q_j and q_j² (diag).
-    StateView window_sums("hmc::window_sums", adapt_metric && !dense ? n_ : 0, 2 * dim_);
-    int window_iterations = 0;
-    VectorView centre("hmc::ensemble_mean", chees && adapt ? dim_ : 0);
-    auto centre_h = Kokkos::create_mirror_view(centre);
-    double log_length_sum = 0.0;
-    int log_length_count = 0;
-
-    const int total = s_.warmup + s_.draws;
-    for (int it = 1; it <= total; ++it) {
-      const bool warm = it <= s_.warmup;
-      const int post = it - s_.warmup - 1;  // 0-based post-warmup index
-      if (it == s_.warmup + 1 && adapt) {
-        // Freeze: the averaged step size (and length) from here on.
-        step.step_size = dual.final_step_size();
-        if (chees) step.length = log_length_count > 0 ? std::exp(log_length_sum / log_length_count) : step.length;
-        step.centre = VectorView();
+    if (it == s_.warmup + 1 && adapt_) {
+      // Freeze: the averaged step size (and length) from here on.
+      loop_.step_size = dual_.final_step_size();
+      if (chees_) loop_.length = loop_.log_length_count > 0 ? std::exp(loop_.log_length_sum / loop_.log_length_count)
+                                                            : loop_.length;
+    }
+    if (warm && adapt_ && chees_) {
+      const auto means = column_means(state_.q);
+      for (int j = 0; j < dim_; ++j) centre_h_(j) = means[j];
+      Kokkos::deep_copy(centre_, centre_h_);
+      loop_.length = chees_adapter_.length();
+    }
+    step_.step_size = loop_.step_size;
+    step_.length = loop_.length;
+    step_.centre = warm && adapt_ && chees_ ? centre_ : VectorView();
+    step_.iteration = static_cast<std::uint32_t>(it);
+    step_.count = !warm;
+    step_.slot = -1;
+    if (records(it)) {
+      if (filled_ == 0) {
+        block_.warmup = warm;
+        block_.first_draw = warm ? (it - 1) / s_.thin : (it - s_.warmup - 1) / s_.thin;
       }
-      if (warm && adapt && chees) {
-        const auto means = column_means(state_.q);
-        for (int j = 0; j < dim_; ++j) centre_h(j) = means[j];
-        Kokkos::deep_copy(centre, centre_h);
-        step.centre = centre;
-        step.length = chees_adapter.length();
-      }
-      step.iteration = static_cast<std::uint32_t>(it);
-      step.count = !warm;
-      step.slot = (!warm && post % s_.thin == 0) ? post / s_.thin : -1;
-      Kokkos::parallel_for("hmc::transition", Policy(0, n_), step);
+      block_.step_size[filled_] = loop_.step_size;
+      step_.slot = filled_++;
+    }
+    Kokkos::parallel_for("hmc::transition", Policy(0, n_), step_);
 
-      double mean_accept = -1.0;
-      if (warm && adapt) {
-        const auto sums = sums_(rec.stats, n_, s_.particles);
-        mean_accept = sums[0] / static_cast<double>(s_.particles);
-        step.step_size = dual.update(mean_accept);
-        if (chees) {
-          const double grad = sums[0] > 0.0 ? sums[1] / sums[0] : 0.0;
-          chees_adapter.update(grad, step.step_size, step.step_size * ad.max_leapfrog);
-          if (it > s_.warmup - std::max(1, s_.warmup / 2)) {
-            log_length_sum += std::log(chees_adapter.length());
-            ++log_length_count;
+    double mean_accept = -1.0;
+    if (warm && adapt_) {
+      const auto sums = sums_(rec_.stats, n_, s_.particles);
+      mean_accept = sums[0] / static_cast<double>(s_.particles);
+      loop_.step_size = dual_.update(mean_accept);
+      if (chees_) {
+        const double grad = sums[0] > 0.0 ? sums[1] / sums[0] : 0.0;
+        chees_adapter_.update(grad, loop_.step_size, loop_.step_size * ad.max_leapfrog);
+        if (it > s_.warmup - std::max(1, s_.warmup / 2)) {
+          loop_.log_length_sum += std::log(chees_adapter_.length());
+          ++loop_.log_length_count;
+        }
+      }
+      if (adapt_metric_ && windows_.in_window(it)) {
+        if (!dense_) accumulate(window_sums_);
+        ++loop_.window_iterations;
+        if (windows_.window_end(it)) {
+          const auto estimate =
+              dense_ ? ensemble_covariance() : window_variances(window_sums_, loop_.window_iterations);
+          try {
+            step_.metric = dense_ ? dense_metric(estimate, dim_) : diagonal_metric(estimate);
+            loop_.inv_metric = estimate;
+            loop_.metric_kind = ad.metric;
+          } catch (const std::runtime_error&) {
+            // Too few particles for a positive definite covariance: keep the previous metric.
           }
+          if (!dense_) Kokkos::deep_copy(window_sums_, 0.0);
+          loop_.window_iterations = 0;
+          dual_.restart(loop_.step_size);
         }
-        if (adapt_metric && windows.in_window(it)) {
-          if (!dense) accumulate(window_sums);
-          ++window_iterations;
-          if (windows.window_end(it)) {
-            const auto estimate = dense ? ensemble_covariance() : window_variances(window_sums, window_iterations);
-            try {
-              metric = dense ? dense_metric(estimate, dim_) : diagonal_metric(estimate);
-              inv_metric = estimate;
-              metric_kind = ad.metric;
-              step.metric = metric;
-            } catch (const std::runtime_error&) {
-              // Too few particles for a positive definite covariance: keep the previous metric.
-            }
-            if (!dense) Kokkos::deep_copy(window_sums, 0.0);
-            window_iterations = 0;
-            dual.restart(step.step_size);
-          }
-        }
-      }
-
-      // Every rank takes part in the reduction; only the caller's callback decides to print.
-      if (s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
-        if (mean_accept < 0.0) {
-          const auto sums = sums_(rec.stats, n_, s_.particles);
-          mean_accept = sums[0] / static_cast<double>(s_.particles);
-        }
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (progress) progress(Progress{it, total, warm, mean_accept, step.step_size, elapsed});
       }
     }
-    Kokkos::fence();
 
-    LocalDraws out;
-    out.draws = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draws);
-    out.lp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_lp);
-    out.accept_prob = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_accept);
-    out.divergent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_divergent);
-    out.n_leapfrog = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_steps);
-    out.energy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.draw_energy);
-    out.accept_sum = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.accept_sum);
-    out.divergences = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.divergences);
-    out.adapted = Adapted{step.step_size,
-                          metric_kind,
-                          inv_metric,
-                          chees ? "chees" : "fixed",
-                          chees ? step.length : step.step_size * s_.leapfrog_steps,
-                          s_.leapfrog_steps};
-    out.sampling_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Every rank takes part in the reduction; only the caller's callback decides to print.
+    if (s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
+      if (mean_accept < 0.0) {
+        const auto sums = sums_(rec_.stats, n_, s_.particles);
+        mean_accept = sums[0] / static_cast<double>(s_.particles);
+      }
+      if (progress) progress(Progress{it, total, warm, mean_accept, step_.step_size, elapsed_s});
+    }
+  }
+
+  /// \brief Is there a block to hand over: the buffer is full, or its section (warmup,
+  /// sampling) has ended?
+  bool block_ready() const {
+    if (filled_ == 0) return false;
+    const int it = loop_.iteration;
+    return filled_ == capacity_ || it == s_.warmup || it == total_iterations();
+  }
+  /// \brief Recorded draws not handed over yet.
+  int pending() const { return filled_; }
+
+  /// \brief Copies the filled slots to the host and empties the buffer. The block stays
+  /// valid until the next call to iterate().
+  const DrawBlock& take_block() {
+    ScopedRegion region("hmc::take_block");
+    Kokkos::fence();
+    Kokkos::deep_copy(block_.draws, rec_.draws);
+    Kokkos::deep_copy(block_.lp, rec_.draw_lp);
+    Kokkos::deep_copy(block_.accept_prob, rec_.draw_accept);
+    Kokkos::deep_copy(block_.divergent, rec_.draw_divergent);
+    Kokkos::deep_copy(block_.n_leapfrog, rec_.draw_steps);
+    Kokkos::deep_copy(block_.energy, rec_.draw_energy);
+    block_.count = filled_;
+    filled_ = 0;
+    return block_;
+  }
+
+  /// \brief What warmup settled on (so far).
+  Adapted adapted() const {
+    return Adapted{loop_.step_size,
+                   loop_.metric_kind,
+                   loop_.inv_metric,
+                   chees_ ? "chees" : "fixed",
+                   chees_ ? loop_.length : loop_.step_size * s_.leapfrog_steps,
+                   s_.leapfrog_steps};
+  }
+
+  /// \brief Leapfrog steps of all iterations so far, on this rank.
+  std::int64_t grad_evals() const {
     double steps = 0.0;
-    const auto steps_sum = rec.steps_sum;
+    const auto steps_sum = rec_.steps_sum;
     Kokkos::parallel_reduce(
         "hmc::count_steps", Policy(0, n_), KOKKOS_LAMBDA(const int i, double& acc) { acc += steps_sum(i); }, steps);
-    out.grad_evals = static_cast<std::int64_t>(steps);
-    return out;
+    return static_cast<std::int64_t>(steps);
+  }
+
+  /// \brief Post-warmup sums per local particle: acceptance probabilities and divergences.
+  void totals(std::vector<double>& accept_sum, std::vector<double>& divergences) const {
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec_.accept_sum);
+    auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec_.divergences);
+    accept_sum.assign(a.data(), a.data() + n_);
+    divergences.assign(d.data(), d.data() + n_);
+  }
+
+  // ---- checkpoints ------------------------------------------------------------
+  /// \brief Doubles per particle in particle_rows(): q, grad (dim each), lp,
+  /// accept_sum, divergences, steps_sum, and the metric window sums (2 dim, diag only).
+  int row_width() const { return 2 * dim_ + 4 + window_columns(); }
+  /// Metric window sums per particle in a checkpoint row (the same on every rank).
+  int window_columns() const { return adapt_metric_ && !dense_ ? 2 * dim_ : 0; }
+
+  /// \brief The local particles' state, row by row (n × row_width()). Take the pending
+  /// block first: the device buffer of draws is not part of it.
+  std::vector<double> particle_rows() const {
+    const int w = row_width();
+    Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> rows("hmc::checkpoint_rows", n_, w);
+    pack_rows(rows);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rows);
+    return std::vector<double>(h.data(), h.data() + static_cast<std::size_t>(n_) * w);
+  }
+
+  /// \brief The loop's host state, for a checkpoint.
+  LoopState loop_state() const {
+    LoopState l = loop_;
+    l.dual = dual_.state();
+    l.chees = chees_adapter_.state();
+    return l;
+  }
+
+  /// \brief Puts back a checkpointed state (instead of initialise()): `rows` are this
+  /// rank's particles as particle_rows() wrote them, `loop` the loop state.
+  void restore(const std::vector<double>& rows, const LoopState& loop) {
+    const int w = row_width();
+    if (rows.size() != static_cast<std::size_t>(n_) * w) throw std::runtime_error("checkpoint rows do not fit");
+    Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> dev("hmc::checkpoint_rows", n_, w);
+    auto h = Kokkos::create_mirror_view(dev);
+    std::copy(rows.begin(), rows.end(), h.data());
+    Kokkos::deep_copy(dev, h);
+    unpack_rows(dev);
+    loop_ = loop;
+    dual_.restore(loop.dual);
+    chees_adapter_.restore(loop.chees);
+    if (loop_.metric_kind == "dense") {
+      step_.metric = dense_metric(loop_.inv_metric, dim_);
+    } else if (loop_.metric_kind == "diag") {
+      step_.metric = diagonal_metric(loop_.inv_metric);
+    } else {
+      step_.metric = unit_metric(dim_);
+    }
+    filled_ = 0;
   }
 
   /// Current ensemble state (for tests and, later, checkpoints).
@@ -302,7 +411,53 @@ class EnsembleSampler {
     return cov;
   }
 
+  /// Copies the checkpointed quantities into `rows` (see row_width()).
+  void pack_rows(const Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>& rows) const {
+    const auto q = state_.q, g = state_.grad, ws = window_sums_;
+    const auto lp = state_.lp, acc = rec_.accept_sum, div = rec_.divergences, steps = rec_.steps_sum;
+    const int d = dim_, wc = window_columns();
+    Kokkos::parallel_for(
+        "hmc::pack_checkpoint", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          for (int j = 0; j < d; ++j) {
+            rows(i, j) = q(i, j);
+            rows(i, d + j) = g(i, j);
+          }
+          rows(i, 2 * d) = lp(i);
+          rows(i, 2 * d + 1) = acc(i);
+          rows(i, 2 * d + 2) = div(i);
+          rows(i, 2 * d + 3) = steps(i);
+          for (int j = 0; j < wc; ++j) rows(i, 2 * d + 4 + j) = ws(i, j);
+        });
+    Kokkos::fence();
+  }
+
+  /// The inverse of pack_rows().
+  void unpack_rows(const Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>& rows) {
+    const auto q = state_.q, g = state_.grad, ws = window_sums_;
+    const auto lp = state_.lp, acc = rec_.accept_sum, div = rec_.divergences, steps = rec_.steps_sum;
+    const int d = dim_, wc = window_columns();
+    Kokkos::parallel_for(
+        "hmc::unpack_checkpoint", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          for (int j = 0; j < d; ++j) {
+            q(i, j) = rows(i, j);
+            g(i, j) = rows(i, d + j);
+          }
+          lp(i) = rows(i, 2 * d);
+          acc(i) = rows(i, 2 * d + 1);
+          div(i) = rows(i, 2 * d + 2);
+          steps(i) = rows(i, 2 * d + 3);
+          for (int j = 0; j < wc; ++j) ws(i, j) = rows(i, 2 * d + 4 + j);
+        });
+    Kokkos::fence();
+  }
+
  private:
+  /// Is a draw recorded at iteration `it` (1-based)?
+  bool records(int it) const {
+    if (it <= s_.warmup) return s_.save_warmup && (it - 1) % s_.thin == 0;
+    return (it - s_.warmup - 1) % s_.thin == 0;
+  }
+
   /// Ensemble mean of each column of `v` (all ranks).
   std::vector<double> column_means(const StateView& v) const {
     auto sums = sums_(v, n_, s_.particles);
@@ -317,10 +472,41 @@ class EnsembleSampler {
   int dim_;
   EnsembleState state_;
   mutable parallel::ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
+  bool adapt_, chees_, dense_;
+  int capacity_;  ///< slots of the draw buffer
+  TransitionRecord rec_;
+  DualAveraging dual_;
+  ChEES chees_adapter_;
+  WindowSchedule windows_;
+  bool adapt_metric_;
+  StateView window_sums_;  ///< per particle: sums of q_j and q_j² over the current window (diag)
+  VectorView centre_;      ///< ensemble mean of q (ChEES)
+  VectorView::HostMirror centre_h_ = Kokkos::create_mirror_view(centre_);
+  HmcTransition<Model> step_;
+  LoopState loop_;
+  DrawBlock block_;
+  int filled_ = 0;  ///< filled slots of the draw buffer
 };
 
+/// \brief Appends a block to whole-run host arrays (tests, small runs): post-warmup
+/// blocks only.
+inline void append_block(LocalDraws& all, const DrawBlock& b) {
+  if (b.warmup) return;
+  const std::size_t n = all.draws.extent(0), params = all.draws.extent(2);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int k = 0; k < b.count; ++k) {
+      const std::size_t d = static_cast<std::size_t>(b.first_draw) + k;
+      for (std::size_t j = 0; j < params; ++j) all.draws(i, d, j) = b.draws(i, k, j);
+      all.lp(i, d) = b.lp(i, k);
+      all.accept_prob(i, d) = b.accept_prob(i, k);
+      all.divergent(i, d) = b.divergent(i, k);
+      all.n_leapfrog(i, d) = b.n_leapfrog(i, k);
+      all.energy(i, d) = b.energy(i, k);
+    }
+}
+
 /// \brief Single-process convenience: initialise (throwing InitError if any particle
-/// cannot start) and run.
+/// cannot start), run every iteration and return all post-warmup draws in memory.
 template <class Model>
 LocalDraws sample(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
                   const ProgressCallback& progress = {}, parallel::Allreduce allreduce = parallel::no_allreduce()) {
@@ -329,7 +515,33 @@ LocalDraws sample(const Model& model, const Settings& s, std::int64_t first, std
     throw InitError(std::to_string(bad) + " of " + std::to_string(count) +
                     " particles found no finite log density in " + std::to_string(s.init_attempts) + " draws");
   }
-  return sampler.run(progress);
+  const auto start = std::chrono::steady_clock::now();
+  const auto n = static_cast<std::size_t>(count);
+  const auto kept = static_cast<std::size_t>(s.kept());
+  LocalDraws out;
+  out.draws = LocalDraws::HostDraws("hmc::draws_host", n, kept, model.num_params());
+  out.lp = LocalDraws::HostStats("hmc::lp_host", n, kept);
+  out.accept_prob = LocalDraws::HostStats("hmc::accept_host", n, kept);
+  out.divergent = LocalDraws::HostStats("hmc::divergent_host", n, kept);
+  out.n_leapfrog = LocalDraws::HostStats("hmc::steps_host", n, kept);
+  out.energy = LocalDraws::HostStats("hmc::energy_host", n, kept);
+  while (!sampler.done()) {
+    sampler.iterate(progress, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (sampler.block_ready()) append_block(out, sampler.take_block());
+  }
+  Kokkos::fence();
+  std::vector<double> accept, div;
+  sampler.totals(accept, div);
+  out.accept_sum = LocalDraws::HostVector("hmc::accept_sum_host", n);
+  out.divergences = LocalDraws::HostVector("hmc::divergences_host", n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.accept_sum(i) = accept[i];
+    out.divergences(i) = div[i];
+  }
+  out.adapted = sampler.adapted();
+  out.sampling_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.grad_evals = sampler.grad_evals();
+  return out;
 }
 
 }  // namespace hmc::sampler

@@ -24,10 +24,14 @@ struct Settings {
   int init_attempts = 100;          ///< re-draws of a particle with no finite log density
   std::uint64_t seed = 1;
   int progress_every = 0;  ///< 0: no progress lines
+  bool save_warmup = false;  ///< record warmup draws too (every thin-th warmup iteration)
+  int block_draws = 0;       ///< draws per particle held on the device before they are handed over; 0: all
   AdaptSettings adapt;
 
   /// Draws recorded per particle: ceil(draws / thin).
   int kept() const { return (draws + thin - 1) / thin; }
+  /// Warmup draws recorded per particle: ceil(warmup / thin) with save_warmup, else 0.
+  int kept_warmup() const { return save_warmup ? (warmup + thin - 1) / thin : 0; }
 };
 
 }  // namespace hmc::sampler

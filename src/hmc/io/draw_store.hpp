@@ -1,0 +1,73 @@
+#pragma once
+/// \file
+/// \brief Recorded draws as the writers and the diagnostics see them: a column
+/// layout (the model's parameters, then the sample statistics) and a read-only
+/// source that hands out one column for a range of particles at a time.
+///
+/// The sampler hands draws over in blocks (services/); they are kept on disk in the
+/// staging directory's tile store (io/tile_store.hpp) while the run goes on. At the
+/// end, the netCDF and CSV writers and the diagnostics read the store back through
+/// DrawSource, one column (and, for very large ensembles, one range of particles) at a
+/// time, so memory is bounded by what one call asks for, not by the run.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hmc::io {
+
+/// \brief Sample statistics recorded with every draw, after the parameters, under
+/// ArviZ's names: lp, acceptance_rate, step_size, n_steps, diverging, energy.
+enum Stat : int { kStatLp = 0, kStatAccept, kStatStepSize, kStatSteps, kStatDiverging, kStatEnergy, kNumStats };
+
+/// \brief ArviZ's name of statistic `s` ("lp", "acceptance_rate", ...).
+const char* stat_name(int s);
+
+/// \brief Warmup draws (with /output/save_warmup) and post-warmup draws are stored apart.
+enum class Section : int { kPosterior = 0, kWarmup = 1 };
+
+/// \brief What a store holds.
+struct StoreLayout {
+  std::int64_t particles = 0;            ///< chains
+  std::vector<std::string> param_names;  ///< flat parameter names in model order ("transition[1,2]")
+  /// Optional dimension names per vector/matrix parameter, e.g. {"transition", {"from_state", "to_state"}}.
+  std::vector<std::pair<std::string, std::vector<std::string>>> dim_names;
+  std::int64_t draws = 0;         ///< recorded post-warmup draws per particle: ceil(draws / thin)
+  std::int64_t warmup_draws = 0;  ///< recorded warmup draws per particle (0 unless save_warmup)
+
+  int num_params() const { return static_cast<int>(param_names.size()); }
+  /// Parameters, then the kNumStats statistics.
+  int num_columns() const { return num_params() + kNumStats; }
+  /// Column index of statistic s.
+  int stat_column(int s) const { return num_params() + s; }
+  std::int64_t draws_of(Section s) const { return s == Section::kPosterior ? draws : warmup_draws; }
+};
+
+/// \brief Read access to stored draws.
+class DrawSource {
+ public:
+  virtual ~DrawSource() = default;
+  virtual const StoreLayout& layout() const = 0;
+  /// \brief Draws per particle available in section `s` (all of them once a run is
+  /// complete; fewer in a checkpointed run).
+  virtual std::int64_t available(Section s) const = 0;
+  /// \brief Column `column` of particles [p0, p1) and draws [0, available(s)):
+  /// out[(p - p0) * available(s) + d]. Throws RunError naming the file on I/O errors.
+  virtual void read(Section s, int column, std::int64_t p0, std::int64_t p1, double* out) const = 0;
+};
+
+/// \brief A DrawSource over values held in memory, laid out [column][particle][draw]
+/// (for tests and small runs).
+class MemorySource : public DrawSource {
+ public:
+  MemorySource(StoreLayout layout, std::vector<double> posterior, std::vector<double> warmup = {});
+  const StoreLayout& layout() const override { return layout_; }
+  std::int64_t available(Section s) const override { return layout_.draws_of(s); }
+  void read(Section s, int column, std::int64_t p0, std::int64_t p1, double* out) const override;
+
+ private:
+  StoreLayout layout_;
+  std::vector<double> posterior_, warmup_;
+};
+
+}  // namespace hmc::io

@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// \brief SIGTERM, SIGINT and SIGUSR1 ask a run to stop cleanly: the handler only
+/// records the signal; the sampling loop looks at it between iterations (all ranks
+/// agree on it), writes a checkpoint and ends with exit code 75.
+
+namespace hmc::services {
+
+/// \brief Exit code of a run stopped by a signal after writing its checkpoint
+/// (EX_TEMPFAIL: try again, i.e. resume).
+inline constexpr int kExitInterrupted = 75;
+
+/// \brief Installs the handlers (idempotent). A second SIGINT ends the process at once.
+void install_signal_handlers();
+
+/// \brief Back to the default actions, for commands that are not runs (`hmc summary`,
+/// `hmc diagnose`): a signal ends them at once. One that already arrived is raised again.
+void restore_default_signal_handlers();
+
+/// \brief The signal received (0: none).
+int pending_signal();
+
+/// \brief "SIGTERM", "SIGINT", "SIGUSR1" or "signal N".
+const char* signal_name(int sig);
+
+/// \brief Thrown where a signal interrupts work that can be redone on resume (writing
+/// the results); the caller ends with kExitInterrupted.
+struct Interrupted {
+  int signal;
+};
+
+/// \brief Throws Interrupted if a signal has arrived.
+void throw_if_interrupted();
+
+}  // namespace hmc::services

@@ -1,0 +1,109 @@
+#include "hmc/services/staging.hpp"
+
+#include "hmc/io/errors.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace hmc::services {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool empty_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec) && fs::is_empty(p, ec);
+}
+
+}  // namespace
+
+OutputPaths output_paths(const std::string& dir) {
+  std::string abs = fs::absolute(dir).lexically_normal().string();
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  return OutputPaths{abs, abs + ".partial"};
+}
+
+OutputPaths find_checkpointed(const std::string& dir) {
+  OutputPaths p = output_paths(dir);
+  const std::string suffix = ".partial";
+  if (p.final_dir.size() > suffix.size() &&
+      p.final_dir.compare(p.final_dir.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    p = output_paths(p.final_dir.substr(0, p.final_dir.size() - suffix.size()));
+  }
+  std::error_code ec;
+  if (fs::exists(p.checkpoint(), ec)) return p;
+  if (fs::exists(fs::path(p.final_dir) / "summary.json", ec)) {
+    throw RunError("the run in " + p.final_dir + " has finished; there is nothing to resume");
+  }
+  if (fs::exists(p.staging, ec)) {
+    throw RunError("no checkpoint in " + p.staging + " (the run stopped before its first checkpoint); start it again");
+  }
+  throw RunError("no checkpointed run at " + dir + " (looked for " + p.checkpoint() + ")");
+}
+
+void prepare_staging(const OutputPaths& p, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(p.final_dir, ec)) {
+    if (!fs::is_directory(p.final_dir, ec)) {
+      throw ConfigError("config error: /output/dir " + p.final_dir + " exists and is not a directory");
+    }
+    if (!overwrite && !empty_dir(p.final_dir)) {
+      throw ConfigError("config error: /output/dir " + p.final_dir +
+                        " already holds files; pass --overwrite to replace them, or choose another /output/dir");
+    }
+  }
+  if (fs::exists(p.staging, ec)) {
+    if (!overwrite) {
+      throw ConfigError("config error: a stopped run waits in " + p.staging + ": resume it with `hmc resume " +
+                        p.final_dir + "`, or pass --overwrite to discard it");
+    }
+    fs::remove_all(p.staging, ec);
+    if (ec) throw RunError("cannot remove " + p.staging + ": " + ec.message());
+  }
+  fs::create_directories(p.blocks(), ec);
+  if (ec) throw RunError("cannot create " + p.staging + ": " + ec.message());
+  // Fail now, not after sampling, if results could not be written.
+  const std::string probe = p.staging + "/.hmc-write-test";
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) {
+    const std::string why = std::strerror(errno);
+    fs::remove_all(p.staging, ec);
+    throw RunError("cannot write into " + p.staging + ": " + why);
+  }
+  std::fclose(f);
+  std::remove(probe.c_str());
+}
+
+void publish(const OutputPaths& p, bool overwrite) {
+  std::error_code ec;
+  fs::remove_all(p.blocks(), ec);
+  fs::remove(p.checkpoint(), ec);
+  fs::remove(p.run_config(), ec);
+  std::string old;
+  if (fs::exists(p.final_dir, ec)) {
+    if (empty_dir(p.final_dir)) {
+      fs::remove(p.final_dir, ec);
+    } else if (overwrite) {
+      old = p.final_dir + ".old-" + std::to_string(::getpid());
+      fs::rename(p.final_dir, old, ec);
+      if (ec) throw RunError("cannot replace " + p.final_dir + ": " + ec.message() + "; results are in " + p.staging);
+    } else {
+      throw RunError(p.final_dir + " was created during the run; results are in " + p.staging);
+    }
+  }
+  fs::rename(p.staging, p.final_dir, ec);
+  if (ec) throw RunError("cannot rename " + p.staging + " to " + p.final_dir + ": " + ec.message());
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+
+void discard(const OutputPaths& p) {
+  std::error_code ec;
+  fs::remove_all(p.staging, ec);
+}
+
+}  // namespace hmc::services

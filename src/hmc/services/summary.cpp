@@ -1,0 +1,100 @@
+#include "hmc/services/summary.hpp"
+
+#include "hmc/diagnostics/summary.hpp"
+#include "hmc/io/errors.hpp"
+#include "hmc/io/netcdf.hpp"
+#include "hmc/io/results.hpp"
+#include "hmc/io/tile_store.hpp"
+#include "hmc/services/staging.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace hmc::services {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw RunError("cannot read " + path);
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw RunError(path + " is not valid JSON");
+  return j;
+}
+
+io::StoreLayout layout_from_json(const json& j) {
+  io::StoreLayout l;
+  l.particles = j.at("particles").get<std::int64_t>();
+  l.param_names = j.at("param_names").get<std::vector<std::string>>();
+  for (const auto& [name, dims] : j.at("dim_names").items()) l.dim_names.emplace_back(name, dims.get<std::vector<std::string>>());
+  l.draws = j.at("draws").get<std::int64_t>();
+  l.warmup_draws = j.at("warmup_draws").get<std::int64_t>();
+  return l;
+}
+
+diagnostics::SummaryOptions options_from(const json& config, std::int64_t particles) {
+  diagnostics::SummaryOptions opt;
+  const int configured = config.at("diagnostics").at("superchains").get<int>();
+  opt.superchains = configured > 0 ? configured : diagnostics::default_superchains(particles);
+  opt.max_draws = config.at("diagnostics").at("max_draws").get<std::int64_t>();
+  return opt;
+}
+
+}  // namespace
+
+int print_summary(const std::string& dir, const std::string& format) {
+  try {
+    const OutputPaths finished = output_paths(dir);
+    std::unique_ptr<io::DrawSource> source;
+    json config, status;
+    if (fs::exists(fs::path(finished.final_dir) / "summary.json") &&
+        fs::exists(fs::path(finished.final_dir) / "draws.nc")) {
+      config = read_json(finished.final_dir + "/run.json").at("config");
+      source = std::make_unique<io::NetcdfSource>(finished.final_dir + "/draws.nc");
+      status = {{"state", "finished"}, {"dir", finished.final_dir}};
+    } else {
+      OutputPaths p = finished;
+      if (!fs::exists(p.run_config())) p = find_checkpointed(dir);
+      const json rc = read_json(p.run_config());
+      config = rc.at("config");
+      source = std::make_unique<io::TileStore>(p.blocks(), layout_from_json(rc.at("layout")));
+      status = {{"state", "checkpointed"}, {"dir", p.staging}};
+    }
+    const auto& layout = source->layout();
+    const std::int64_t have = source->available(io::Section::kPosterior);
+    status["draws"] = have;
+    status["draws_planned"] = layout.draws;
+    status["particles"] = layout.particles;
+    if (have == 0) {
+      if (format == "json") {
+        std::cout << json{{"status", status}}.dump(2) << "\n";
+      } else {
+        std::cout << "no post-warmup draws stored yet in " << status["dir"].get<std::string>() << "\n";
+      }
+      return 0;
+    }
+    const auto params = diagnostics::summarize(*source, options_from(config, layout.particles));
+    if (format == "json") {
+      json out = io::parameters_json(params);
+      out["status"] = status;
+      std::cout << out.dump(2) << "\n";
+    } else {
+      std::cout << io::parameter_table(params) << "\n"
+                << status["state"].get<std::string>() << " run in " << status["dir"].get<std::string>() << ": "
+                << layout.particles << " particles x " << have << " of " << layout.draws << " draws\n";
+    }
+    return 0;
+  } catch (const RunError& e) {
+    std::cerr << "hmc: " << e.what() << "\n";
+    return kExitRunError;
+  }
+}
+
+}  // namespace hmc::services
