@@ -155,27 +155,39 @@ void check_against_model(const json& c, int dim, const hmc::models::ModelEntry& 
   }
 }
 
-/// Rank 0 reads config and data and checks them; everyone else learns the outcome.
-/// Returns the exit code (0: go on) and fills `resolved` on every rank.
-int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt, hmc::io::ResolvedConfig& resolved) {
+/// Runs `f` on rank 0 and turns an hmc error there into its exit code (printed as one
+/// line); every rank gets the code.
+template <class F>
+int on_root(const hmc::parallel::MpiContext& mpi, F&& f) {
   int code = hmc::kExitOk;
-  std::string payload;
   if (mpi.root()) {
     try {
-      resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
-      const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
-      const int dim = entry->check(resolved.config["model"], resolved.data);
-      check_against_model(resolved.config, dim, *entry);
-      payload = json{{"config", resolved.config}, {"data", resolved.data}}.dump();
+      f();
     } catch (const hmc::ConfigError& e) {
       std::cerr << "hmc: " << e.what() << "\n";
       code = hmc::kExitConfigError;
     } catch (const hmc::DataError& e) {
       std::cerr << "hmc: " << e.what() << "\n";
       code = hmc::kExitDataError;
+    } catch (const hmc::RunError& e) {
+      std::cerr << "hmc: " << e.what() << "\n";
+      code = hmc::kExitRunError;
     }
   }
-  code = mpi.broadcast(code);
+  return mpi.broadcast(code);
+}
+
+/// Rank 0 reads config and data and checks them; everyone else learns the outcome.
+/// Returns the exit code (0: go on) and fills `resolved` on every rank.
+int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt, hmc::io::ResolvedConfig& resolved) {
+  std::string payload;
+  const int code = on_root(mpi, [&] {
+    resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
+    const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
+    const int dim = entry->check(resolved.config["model"], resolved.data);
+    check_against_model(resolved.config, dim, *entry);
+    payload = json{{"config", resolved.config}, {"data", resolved.data}}.dump();
+  });
   if (code != hmc::kExitOk) return code;
   payload = mpi.broadcast(payload);
   if (!mpi.root()) {
@@ -226,33 +238,21 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
 /// `hmc resume DIR`: rank 0 finds the run and reloads its config and data; every rank
 /// learns them, then the run goes on as `hmc --config` would have.
 int run_resume(const hmc::parallel::MpiContext& mpi, const ResumeOptions& r, Clock::time_point t0) {
-  int code = hmc::kExitOk;
   std::string payload;
-  if (mpi.root()) {
-    try {
-      auto spec = hmc::services::load_resume_spec(hmc::services::find_checkpointed(r.dir));
-      const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
-      if (!entry) throw hmc::RunError("the checkpointed run uses a model this build lacks");
-      entry->check(spec.config["model"], spec.data);
-      payload = json{{"config", spec.config},
-                     {"data", spec.data},
-                     {"command_line", spec.command_line},
-                     {"started", spec.started_utc},
-                     {"overwrite", spec.overwrite},
-                     {"final", spec.paths.final_dir}}
-                    .dump();
-    } catch (const hmc::ConfigError& e) {
-      std::cerr << "hmc: " << e.what() << "\n";
-      code = hmc::kExitConfigError;
-    } catch (const hmc::DataError& e) {
-      std::cerr << "hmc: " << e.what() << "\n";
-      code = hmc::kExitDataError;
-    } catch (const hmc::RunError& e) {
-      std::cerr << "hmc: " << e.what() << "\n";
-      code = hmc::kExitRunError;
-    }
-  }
-  if ((code = mpi.broadcast(code)) != hmc::kExitOk) return code;
+  const int code = on_root(mpi, [&] {
+    auto spec = hmc::services::load_resume_spec(hmc::services::find_checkpointed(r.dir));
+    const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
+    if (!entry) throw hmc::RunError("the checkpointed run uses a model this build lacks");
+    entry->check(spec.config["model"], spec.data);
+    payload = json{{"config", spec.config},
+                   {"data", spec.data},
+                   {"command_line", spec.command_line},
+                   {"started", spec.started_utc},
+                   {"overwrite", spec.overwrite},
+                   {"final", spec.paths.final_dir}}
+                  .dump();
+  });
+  if (code != hmc::kExitOk) return code;
   const json j = json::parse(mpi.broadcast(payload));
   hmc::services::RunSpec spec;
   spec.config = j["config"];

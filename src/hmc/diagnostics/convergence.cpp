@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -454,12 +452,6 @@ Sorted sort_with_index(const Buffer<double>& v) {
   constexpr int kBits = 11, kBuckets = 1 << kBits, kFirstPass = 3, kPasses = 6, kLowBits = kFirstPass * kBits;
   const std::size_t n = v.size();
   const int blocks = std::min<int>(blocks_for(n), static_cast<int>(std::max<std::size_t>(1, n)));
-#ifdef HMC_DIAG_PROFILE
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* w) { auto t1 = std::chrono::steady_clock::now(); std::fprintf(stderr, "      %-10s %6.1f ms\n", w, std::chrono::duration<double, std::milli>(t1 - t0).count()); t0 = t1; };
-#else
-  auto lap = [](const char*) {};
-#endif
   Buffer<std::uint64_t> key(n), key_tmp(n);
   Buffer<std::uint32_t> idx(n), idx_tmp(n);
   // hist[(b * kPasses + p) * kBuckets + digit]: digit counts of block b's range.
@@ -474,7 +466,6 @@ Sorted sort_with_index(const Buffer<double>& v) {
       for (int p = kFirstPass; p < kPasses; ++p) ++block_hist(b, p)[(k >> (p * kBits)) & (kBuckets - 1)];
     }
   });
-  lap("keys");
   bool moved = false;  // the block histograms count the input order until a pass moves keys
   std::vector<std::size_t> total(kBuckets);
   for (int p = kFirstPass; p < kPasses; ++p) {
@@ -514,7 +505,6 @@ Sorted sort_with_index(const Buffer<double>& v) {
     key.swap(key_tmp);
     idx.swap(idx_tmp);
     moved = true;
-    lap("pass");
   }
   key_tmp = Buffer<std::uint64_t>();  // release before the next allocation
   idx_tmp = Buffer<std::uint32_t>();
@@ -547,7 +537,6 @@ Sorted sort_with_index(const Buffer<double>& v) {
       lo = hi;
     }
   });
-  lap("runs");
 
   return Sorted{std::move(key), std::move(idx)};
 }
@@ -768,14 +757,8 @@ std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<doubl
   const int chunk = std::max(blocks, std::min(pairs, std::max(1, (1 << 17) / size)));
   std::vector<double> power(usize, 0.0);
   Buffer<double> spectra(static_cast<std::size_t>(chunk) * usize), scratch(static_cast<std::size_t>(blocks) * 2 * usize);
-#ifdef HMC_DIAG_PROFILE
-  double ta = 0, tb = 0;
-#endif
   for (int c0 = 0; c0 < pairs; c0 += chunk) {
     const int c1 = std::min(pairs, c0 + chunk);
-#ifdef HMC_DIAG_PROFILE
-    auto q0 = std::chrono::steady_clock::now();
-#endif
     run_blocks(blocks, [&](int b) {
       double* re = scratch.data() + static_cast<std::size_t>(b) * 2 * usize;
       double* im = re + usize;
@@ -799,10 +782,6 @@ std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<doubl
         }
       }
     });
-#ifdef HMC_DIAG_PROFILE
-    auto q1 = std::chrono::steady_clock::now();
-    ta += std::chrono::duration<double, std::milli>(q1 - q0).count();
-#endif
     run_blocks(blocks, [&](int b) {
       const std::size_t k0 = block_start(usize, blocks, b), k1 = block_start(usize, blocks, b + 1);
       for (int pair = c0; pair < c1; ++pair) {
@@ -810,13 +789,7 @@ std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<doubl
         for (std::size_t k = k0; k < k1; ++k) power[k] += in[k];
       }
     });
-#ifdef HMC_DIAG_PROFILE
-    tb += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - q1).count();
-#endif
   }
-#ifdef HMC_DIAG_PROFILE
-  std::fprintf(stderr, "          fft %.1f sum %.1f (blocks %d chunk %d)\n", ta, tb, blocks, chunk);
-#endif
   // The summed spectrum is real and even, so the forward transform is the inverse
   // up to the 1/size factor.
   std::vector<double> im(usize, 0.0);
@@ -829,12 +802,6 @@ std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<doubl
 
 /// ArviZ's `_ess` on a [chain][draw] matrix (relative=False).
 double ess_of(const Matrix& m) {
-#ifdef HMC_DIAG_PROFILE
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* w) { auto t1 = std::chrono::steady_clock::now(); std::fprintf(stderr, "        %-10s %6.1f ms\n", w, std::chrono::duration<double, std::milli>(t1 - t0).count()); t0 = t1; };
-#else
-  auto lap = [](const char*) {};
-#endif
   const std::size_t total = m.v.size();
   const int blocks = blocks_for(total);
   std::vector<double> lo(static_cast<std::size_t>(blocks)), hi(lo.size());
@@ -851,7 +818,6 @@ double ess_of(const Matrix& m) {
     lo[static_cast<std::size_t>(b)] = mn;
     hi[static_cast<std::size_t>(b)] = mx;
   });
-  lap("minmax");
   if (std::find(nan.begin(), nan.end(), 1) != nan.end()) return kNaN;
   // Only the range matters here, so the per-block extremes may be combined in any order.
   if (*std::max_element(hi.begin(), hi.end()) - *std::min_element(lo.begin(), lo.end()) < 1e-15)
@@ -861,9 +827,7 @@ double ess_of(const Matrix& m) {
   parallel_ranges(static_cast<std::size_t>(n_chain), total, [&](std::size_t c0, std::size_t c1) {
     for (std::size_t c = c0; c < c1; ++c) chain_mean[c] = mean(m.row(static_cast<int>(c)), n_draw);
   });
-  lap("means");
   const std::vector<double> acov = mean_autocovariance(m, chain_mean);
-  lap("acov");
 
   const double mean_var = acov[0] * n_draw / (n_draw - 1.0);
   double var_plus = mean_var * (n_draw - 1.0) / n_draw;

@@ -6,40 +6,41 @@ namespace hmc::parallel {
 
 namespace {
 
+/// One particle's block of `width` doubles as an MPI datatype, with every rank's count
+/// and offset in particles: the counts stay in particles, so they fit in an int however
+/// many draws a particle has.
+struct ParticleBlocks {
+  MPI_Datatype type{};
+  std::vector<int> counts, displs;
+  ParticleBlocks(const Decomposition& dec, std::int64_t width) : counts(dec.ranks), displs(dec.ranks) {
+    MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &type);
+    MPI_Type_commit(&type);
+    for (int r = 0; r < dec.ranks; ++r) {
+      counts[r] = static_cast<int>(dec.count_of(r));
+      displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
+    }
+  }
+  ~ParticleBlocks() { MPI_Type_free(&type); }
+  ParticleBlocks(const ParticleBlocks&) = delete;
+  ParticleBlocks& operator=(const ParticleBlocks&) = delete;
+};
+
 /// Gathers `width` doubles per particle (contiguous, particle-major) to rank 0.
-/// A derived datatype of one particle's block keeps the counts in particles, so they
-/// fit in an int however many draws a particle has.
 void gather_block(const MpiContext& mpi, const Decomposition& dec, const double* send, double* recv,
                   std::int64_t width) {
   if (width == 0) return;
-  MPI_Datatype particle_type;
-  MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &particle_type);
-  MPI_Type_commit(&particle_type);
-  std::vector<int> counts(dec.ranks), displs(dec.ranks);
-  for (int r = 0; r < dec.ranks; ++r) {
-    counts[r] = static_cast<int>(dec.count_of(r));
-    displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
-  }
-  MPI_Gatherv(send, static_cast<int>(dec.count()), particle_type, recv, counts.data(), displs.data(), particle_type, 0,
+  const ParticleBlocks b(dec, width);
+  MPI_Gatherv(send, static_cast<int>(dec.count()), b.type, recv, b.counts.data(), b.displs.data(), b.type, 0,
               mpi.comm());
-  MPI_Type_free(&particle_type);
 }
 
 /// The same in reverse, from rank 0 to every rank.
 void scatter_block(const MpiContext& mpi, const Decomposition& dec, const double* send, double* recv,
                    std::int64_t width) {
   if (width == 0) return;
-  MPI_Datatype particle_type;
-  MPI_Type_contiguous(static_cast<int>(width), MPI_DOUBLE, &particle_type);
-  MPI_Type_commit(&particle_type);
-  std::vector<int> counts(dec.ranks), displs(dec.ranks);
-  for (int r = 0; r < dec.ranks; ++r) {
-    counts[r] = static_cast<int>(dec.count_of(r));
-    displs[r] = static_cast<int>(Decomposition::block_begin(dec.global, dec.ranks, r));
-  }
-  MPI_Scatterv(send, counts.data(), displs.data(), particle_type, recv, static_cast<int>(dec.count()), particle_type,
-               0, mpi.comm());
-  MPI_Type_free(&particle_type);
+  const ParticleBlocks b(dec, width);
+  MPI_Scatterv(send, b.counts.data(), b.displs.data(), b.type, recv, static_cast<int>(dec.count()), b.type, 0,
+               mpi.comm());
 }
 
 }  // namespace
