@@ -18,22 +18,35 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 [[ -x /usr/bin/time ]] || { echo "bench_output: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 echo "bench_output: $("$HMC" --version | head -1); results in $work"
 
-# json FILE EXPR: a value of summary.json (python3's json module).
-json() { python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"s": s}))' "$@"; }
+# report OUT WALL RSS_KIB: one line from summary.json and the process's wall time and RSS.
+report() {
+  python3 - "$@" <<'PY'
+import json, os, sys
+out, wall, rss = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+s = json.load(open(os.path.join(out, "summary.json")))
+t = s["timings_s"]
+io = t["store"] + t["diagnostics"] + t["write"]
+files = ", ".join(f"{f} {os.path.getsize(os.path.join(out, f)) / 1e6:.0f} MB" for f in ("draws.nc", "draws.csv")
+                  if os.path.exists(os.path.join(out, f)))
+print(f"  wall {wall:.2f} s, peak RSS {rss / 1024:.0f} MiB; sampling {t['sampling']:.2f} s, store {t['store']:.2f} s, "
+      f"diagnostics {t['diagnostics']:.2f} s, write {t['write']:.2f} s: store + diagnostics + write = "
+      f"{100 * io / wall:.1f} % of the wall time; {files}")
+PY
+}
 
 # 1. coin_toss, 4,096 particles x 1,000 draws, netCDF (the default), 1 rank x all threads.
-out="$work/coin_toss_4096"
-rm -rf "$out" "$out.partial"
-/usr/bin/time -f '%e %M' -o "$work/time1" "$HMC" --config "$ROOT/configs/coin_toss.json" \
-  --set sampler.particles=4096 --set sampler.thin=1 --set "output.dir=$out" --set log.level=warn >/dev/null
-read -r wall rss <"$work/time1"
-s="$out/summary.json"
-echo "coin_toss 4096 x 1000 (netCDF): wall $wall s (time -v), peak RSS $((rss / 1024)) MiB;" \
-  "$(json "$s" '"sampling %.2f s, store %.2f s, diagnostics %.2f s, write %.2f s" % tuple(s["timings_s"][k] for k in ("sampling", "store", "diagnostics", "write")))';" \
-  "store + diagnostics + write = $(json "$s" '"%.1f %%" % (100 * (s["timings_s"]["store"] + s["timings_s"]["diagnostics"] + s["timings_s"]["write"]) / '"$wall"'))') of the wall time;" \
-  "draws.nc $(du -m "$out/draws.nc" | cut -f1) MB"
+for formats in netcdf both; do
+  out="$work/coin_toss_4096_$formats"
+  rm -rf "$out" "$out.partial"
+  /usr/bin/time -f '%e %M' -o "$work/time" "$HMC" --config "$ROOT/configs/coin_toss.json" \
+    --set sampler.particles=4096 --set sampler.thin=1 --set output.formats=$formats --set "output.dir=$out" \
+    --set log.level=warn >/dev/null
+  read -r wall rss <"$work/time"
+  echo "coin_toss 4096 x 1000, output.formats=$formats:"
+  report "$out" "$wall" "$rss"
+done
 if py=$("$ROOT/scripts/python_env.sh" 2>/dev/null); then
-  "$py" - "$out/draws.nc" <<'EOF'
+  "$py" - "$work/coin_toss_4096_netcdf/draws.nc" <<'PY'
 import sys, time
 t = time.perf_counter()
 import arviz as az
@@ -44,18 +57,9 @@ t_open = time.perf_counter() - t
 t = time.perf_counter()
 mean = float(idata.posterior["p"].mean())
 t_read = time.perf_counter() - t
-print(f"arviz.from_netcdf: {t_open:.2f} s (import arviz {t_import:.2f} s; reading p and its mean {t_read:.2f} s)")
-EOF
+print(f"  arviz.from_netcdf: {t_open:.2f} s (import arviz {t_import:.2f} s; reading p and its mean {t_read:.2f} s)")
+PY
 fi
-
-# 2. The same with CSV as well (formats both), for comparison.
-out="$work/coin_toss_4096_csv"
-rm -rf "$out" "$out.partial"
-/usr/bin/time -f '%e %M' -o "$work/time2" "$HMC" --config "$ROOT/configs/coin_toss.json" \
-  --set sampler.particles=4096 --set sampler.thin=1 --set output.formats=both --set "output.dir=$out" \
-  --set log.level=warn >/dev/null
-read -r wall rss <"$work/time2"
-echo "coin_toss 4096 x 1000 (netCDF + CSV): wall $wall s, $(json "$out/summary.json" '"write %.2f s" % s["timings_s"]["write"]'), draws.csv $(du -m "$out/draws.csv" | cut -f1) MB"
 
 # 3. Many particles on 2 ranks: peak RSS of each process.
 P=${HMC_BIG_PARTICLES:-65536} D=${HMC_BIG_DRAWS:-2000}
@@ -65,6 +69,12 @@ mpiexec -n 2 /usr/bin/time -f 'rank process: wall %e s, peak RSS %M KiB' "$HMC" 
   --set sampler.particles="$P" --set sampler.draws="$D" --set sampler.thin=1 --set "output.dir=$out" \
   --set log.level=warn >/dev/null 2>"$work/time3"
 grep 'rank process' "$work/time3" | sed 's/^/  /'
-echo "coin_toss $P x $D on 2 ranks: $(json "$out/summary.json" '"memory %s; timings %s" % (s["memory"], {k: round(v, 2) for k, v in s["timings_s"].items()})');" \
-  "values recorded: $(json "$out/summary.json" '"%.1f GB" % ('"$P"' * '"$D"' * (len(s["parameter_order"]) + 6) * 8 / 1e9)')"
+python3 - "$out/summary.json" "$P" "$D" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+P, D = int(sys.argv[2]), int(sys.argv[3])
+held = P * D * (len(s["parameter_order"]) + 6) * 8 / 2**30
+print(f"coin_toss {P} x {D} on 2 ranks: memory {s['memory']}; timings "
+      f"{ {k: round(v, 2) for k, v in s['timings_s'].items()} }; holding every recorded value would take {held:.1f} GiB")
+PY
 rm -rf "$out"  # 4+ GB

@@ -104,8 +104,12 @@ void TileStore::read(Section s, int column, std::int64_t p0, std::int64_t p1, do
   const std::int64_t avail = available(s), n = p1 - p0;
   if (n <= 0 || avail == 0) return;
   std::vector<double> buf;
+  std::int64_t next = 0;  // the tiles of [0, avail), in order, as available() chained them
   for (const auto& t : tiles_) {
-    if (t.section != s || t.first >= avail) continue;
+    if (t.section != s) continue;
+    if (t.first != next || next >= avail) break;
+    next += t.count;
+    const std::int64_t take = std::min(t.count, avail - t.first);
     auto f = open_or_throw(t.path, "rb");
     const std::int64_t offset =
         kHeaderBytes + ((static_cast<std::int64_t>(column) * layout_.particles + p0) * t.count) * 8;
@@ -115,7 +119,7 @@ void TileStore::read(Section s, int column, std::int64_t p0, std::int64_t p1, do
       throw RunError("cannot read " + t.path + ": truncated tile");
     }
     for (std::int64_t i = 0; i < n; ++i)
-      std::copy(buf.begin() + i * t.count, buf.begin() + (i + 1) * t.count, out + i * avail + t.first);
+      std::copy(buf.begin() + i * t.count, buf.begin() + i * t.count + take, out + i * avail + t.first);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "hmc/services/signals.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <initializer_list>
 
@@ -7,7 +8,10 @@ namespace hmc::services {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
+// Lock-free, so safe in a handler, and well defined whichever thread (OpenMP, MPI) the
+// signal lands on.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_signal(int sig) {
   if (sig == SIGINT && g_signal == SIGINT) {

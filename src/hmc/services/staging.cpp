@@ -7,6 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fcntl.h>   // AT_FDCWD
+#include <stdio.h>   // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
+
 #include <unistd.h>
 
 namespace hmc::services {
@@ -81,24 +84,37 @@ void prepare_staging(const OutputPaths& p, bool overwrite) {
 
 void publish(const OutputPaths& p, bool overwrite) {
   std::error_code ec;
-  fs::remove_all(p.blocks(), ec);
-  fs::remove(p.checkpoint(), ec);
-  fs::remove(p.run_config(), ec);
-  std::string old;
-  if (fs::exists(p.final_dir, ec)) {
-    if (empty_dir(p.final_dir)) {
-      fs::remove(p.final_dir, ec);
-    } else if (overwrite) {
-      old = p.final_dir + ".old-" + std::to_string(::getpid());
+  // Everything that can refuse comes first, while the working files still make the run
+  // resumable; then one rename publishes; only then do the working files go.
+  const bool replace = fs::exists(p.final_dir, ec) && !empty_dir(p.final_dir);
+  if (replace && !overwrite) throw RunError(p.final_dir + " was created during the run; results are in " + p.staging);
+  if (replace) {
+    // Swap the new results and the old ones in one step (Linux renameat2), so a kill
+    // leaves either result set in OUT, never none; the old set, now in OUT.partial, goes.
+    if (::renameat2(AT_FDCWD, p.staging.c_str(), AT_FDCWD, p.final_dir.c_str(), RENAME_EXCHANGE) == 0) {
+      fs::remove_all(p.staging, ec);
+    } else {  // a file system without the exchange: move the old set aside first
+      const std::string old = p.final_dir + ".old-" + std::to_string(::getpid());
       fs::rename(p.final_dir, old, ec);
       if (ec) throw RunError("cannot replace " + p.final_dir + ": " + ec.message() + "; results are in " + p.staging);
-    } else {
-      throw RunError(p.final_dir + " was created during the run; results are in " + p.staging);
+      fs::rename(p.staging, p.final_dir, ec);
+      if (ec) {
+        std::error_code back;
+        fs::rename(old, p.final_dir, back);
+        throw RunError("cannot rename " + p.staging + " to " + p.final_dir + ": " + ec.message() +
+                       (back ? "; the old results are in " + old : std::string()));
+      }
+      fs::remove_all(old, ec);
     }
+  } else {
+    if (fs::exists(p.final_dir, ec)) fs::remove(p.final_dir, ec);  // empty
+    fs::rename(p.staging, p.final_dir, ec);
+    if (ec) throw RunError("cannot rename " + p.staging + " to " + p.final_dir + ": " + ec.message());
   }
-  fs::rename(p.staging, p.final_dir, ec);
-  if (ec) throw RunError("cannot rename " + p.staging + " to " + p.final_dir + ": " + ec.message());
-  if (!old.empty()) fs::remove_all(old, ec);
+  const std::string dir = p.final_dir + "/";
+  for (const std::string& working : {p.blocks(), p.checkpoint(), p.run_config()}) {
+    fs::remove_all(dir + fs::path(working).filename().string(), ec);
+  }
 }
 
 void discard(const OutputPaths& p) {
