@@ -52,6 +52,11 @@ std::vector<double> gather_rows(const MpiContext& mpi, const Decomposition& dec,
   return all;
 }
 
+void gather_rows(const MpiContext& mpi, const Decomposition& dec, const double* local, double* all,
+                 std::int64_t width) {
+  gather_block(mpi, dec, local, all, width);
+}
+
 std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& global,
                                  std::int64_t width) {
   std::vector<double> mine(static_cast<std::size_t>(dec.count() * width));

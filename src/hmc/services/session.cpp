@@ -286,31 +286,30 @@ void Session::write_block(const sampler::DrawBlock& b) {
   ScopedRegion region("hmc::write_block");
   const auto t = Clock::now();
   const int params = layout_.num_params(), columns = layout_.num_columns(), count = b.count;
-  const std::int64_t n = dec_.count(), width = static_cast<std::int64_t>(columns) * count;
-  // Each particle's row: [column][draw], so rank 0 receives [particle][column][draw].
-  std::vector<double> local(static_cast<std::size_t>(n * width));
-  for (std::int64_t i = 0; i < n; ++i) {
-    double* row = local.data() + i * width;
-    for (int k = 0; k < params; ++k)
-      for (int d = 0; d < count; ++d) row[k * count + d] = b.draws(i, d, k);
-    double* st = row + static_cast<std::int64_t>(params) * count;
-    for (int d = 0; d < count; ++d) {
-      st[io::kStatLp * count + d] = b.lp(i, d);
-      st[io::kStatAccept * count + d] = b.accept_prob(i, d);
-      st[io::kStatStepSize * count + d] = b.step_size[d];
-      st[io::kStatSteps * count + d] = b.n_leapfrog(i, d);
-      st[io::kStatDiverging * count + d] = b.divergent(i, d);
-      st[io::kStatEnergy * count + d] = b.energy(i, d);
+  const std::int64_t n = dec_.count(), N = layout_.particles;
+  // Value of column c (parameters, then the statistics) for local particle i, slot d.
+  auto value = [&](int c, std::int64_t i, int d) -> double {
+    if (c < params) return b.draws(i, d, c);
+    switch (c - params) {
+      case io::kStatLp: return b.lp(i, d);
+      case io::kStatAccept: return b.accept_prob(i, d);
+      case io::kStatStepSize: return b.step_size[d];
+      case io::kStatSteps: return b.n_leapfrog(i, d);
+      case io::kStatDiverging: return b.divergent(i, d);
+      default: return b.energy(i, d);  // io::kStatEnergy
     }
+  };
+  // The store's tile is [column][particle][draw]: one gather per column, straight into
+  // its place in the tile (rank 0 only holds the tile).
+  column_buffer_.resize(static_cast<std::size_t>(n) * count);
+  if (mpi_.root()) tile_buffer_.resize(static_cast<std::size_t>(N) * columns * count);
+  for (int c = 0; c < columns; ++c) {
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int d = 0; d < count; ++d) column_buffer_[i * count + d] = value(c, i, d);
+    double* dest = mpi_.root() ? tile_buffer_.data() + static_cast<std::int64_t>(c) * N * count : nullptr;
+    parallel::gather_rows(mpi_, dec_, column_buffer_.data(), dest, count);
   }
-  gather_buffer_ = parallel::gather_rows(mpi_, dec_, local, width);
   on_root(mpi_, [&] {
-    const std::int64_t N = layout_.particles;
-    tile_buffer_.resize(static_cast<std::size_t>(N * width));
-    for (std::int64_t p = 0; p < N; ++p)
-      for (int c = 0; c < columns; ++c)
-        std::copy_n(gather_buffer_.data() + p * width + static_cast<std::int64_t>(c) * count, count,
-                    tile_buffer_.data() + (static_cast<std::int64_t>(c) * N + p) * count);
     store_->append(b.warmup ? io::Section::kWarmup : io::Section::kPosterior, b.first_draw, count,
                    tile_buffer_.data());
   });

@@ -129,7 +129,7 @@ class Session {
   double store_s_ = 0.0;            ///< this process: handing blocks over and checkpoints
   double previous_sampling_s_ = 0.0;  ///< from the checkpoints of earlier processes
   double previous_store_s_ = 0.0;
-  std::vector<double> gather_buffer_, tile_buffer_;
+  std::vector<double> column_buffer_, tile_buffer_;  ///< write_block's, reused across blocks
   friend int sample(const parallel::MpiContext&, const RunSpec&, const ModelRunner&);
 };
 
