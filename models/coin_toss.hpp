@@ -9,6 +9,7 @@
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/schema.hpp"
 
 #include <nlohmann/json.hpp>
@@ -120,7 +121,7 @@ struct CoinToss {
         else if (v.is_number_integer() && v.get<long>() == 0)
           ++tails;
         else
-          throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + v.dump() + ")");
+          throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + io::shown(v) + ")");
       }
       counts.emplace_back(heads, tails);
     }

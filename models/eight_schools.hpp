@@ -14,6 +14,7 @@
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/schema.hpp"
 #include "hmc/model/autodiff.hpp"
 #include "hmc/model/transforms.hpp"
@@ -118,7 +119,7 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
     std::vector<double> out;
     for (std::size_t i = 0; i < a.size(); ++i) {
       if (!a[i].is_number()) {
-        throw DataError("data error: /" + key + "/" + std::to_string(i) + " must be a number (got " + a[i].dump() +
+        throw DataError("data error: /" + key + "/" + std::to_string(i) + " must be a number (got " + io::shown(a[i]) +
                         ")");
       }
       out.push_back(a[i].get<double>());
@@ -137,12 +138,12 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
     if (data.contains("J") &&
         !(data.at("J").is_number_integer() && data.at("J").get<long>() == static_cast<long>(ys.size()))) {
       throw DataError("data error: /J must equal the length of /y (" + std::to_string(ys.size()) + "; got " +
-                      data.at("J").dump() + ")");
+                      io::shown(data.at("J")) + ")");
     }
     for (std::size_t j = 0; j < sigmas.size(); ++j) {
       if (!(sigmas[j] > 0.0)) {
         throw DataError("data error: /sigma/" + std::to_string(j) + " must be > 0 (got " +
-                        nlohmann::json(sigmas[j]).dump() + ")");
+                        io::shown(nlohmann::json(sigmas[j])) + ")");
       }
     }
     EightSchools m;

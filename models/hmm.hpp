@@ -40,6 +40,7 @@
 
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/schema.hpp"
 #include "hmc/model/transforms.hpp"
 
@@ -633,7 +634,7 @@ struct Hmm {
       const auto& ns = data.at("num_states");
       if (!ns.is_number_integer() || ns.get<long>() < 1 || ns.get<long>() > kMaxStates)
         throw DataError("data error: /num_states must be an integer in 1.." + std::to_string(kMaxStates) + " (got " +
-                        ns.dump() + ")");
+                        io::shown(ns) + ")");
       m.K = ns.get<int>();
     }
 
@@ -643,7 +644,7 @@ struct Hmm {
     if (m.gaussian) {
       const auto seqs = read_sequences(data, key, [](const json& v, const std::string& where) {
         if (!v.is_number() || !std::isfinite(v.get<double>()))
-          throw DataError("data error: " + where + " must be a finite number (got " + v.dump() + ")");
+          throw DataError("data error: " + where + " must be a finite number (got " + io::shown(v) + ")");
       });
       for (const auto& s : seqs) {
         for (const auto& v : s) ys.push_back(v.get<double>());
@@ -653,13 +654,13 @@ struct Hmm {
       long v_max = -1;
       const json* nw = data.contains("num_words") ? &data.at("num_words") : nullptr;
       if (nw && (!nw->is_number_integer() || nw->get<long>() < 2 || nw->get<long>() > 1000000000L))
-        throw DataError("data error: /num_words must be an integer >= 2 (got " + nw->dump() + ")");
+        throw DataError("data error: /num_words must be an integer >= 2 (got " + io::shown(*nw) + ")");
       const long limit = nw ? nw->get<long>() : 1000000000L;
       const auto seqs = read_sequences(data, key, [&](const json& v, const std::string& where) {
         if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() >= limit)
           throw DataError("data error: " + where + " must be an integer in 0.." +
                           (nw ? std::to_string(limit - 1) + " (num_words - 1)" : std::string("num_words - 1")) +
-                          " (got " + v.dump() + ")");
+                          " (got " + io::shown(v) + ")");
         v_max = std::max(v_max, v.get<long>());
       });
       for (const auto& s : seqs) {
@@ -668,6 +669,13 @@ struct Hmm {
       }
       m.V = nw ? static_cast<int>(limit) : static_cast<int>(v_max + 1);
       if (m.V < 2) throw DataError("data error: /words uses only symbol 0; give /num_words (>= 2) in the data");
+      // K (V - 1) emission coordinates: refuse before any size below overflows int.
+      const long long coords = static_cast<long long>(m.K) * (m.K - 1) + static_cast<long long>(m.K) * (m.V - 1);
+      if (coords > model::kMaxDim) {
+        throw DataError("data error: /num_words " + std::to_string(m.V) + " with " + std::to_string(m.K) +
+                        " states makes " + std::to_string(coords) + " coordinates per particle, more than the " +
+                        std::to_string(model::kMaxDim) + " that fit in memory (docs/models.md#hmm)");
+      }
     }
     if (offsets.back() > (1 << 30) / (m.K + 1))
       throw DataError(std::string("data error: /") + key + " has too many observations");

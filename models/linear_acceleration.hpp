@@ -20,6 +20,7 @@
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/schema.hpp"
 #include "hmc/model/transforms.hpp"
 
@@ -206,14 +207,14 @@ struct LinearAcceleration {
     const auto& v = model.at("priors").at(key);
     const char* shape = interval ? "[lo, hi]" : "[mean, sd]";
     if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
-      throw ConfigError("config error: " + where + " must be " + shape + ", two numbers (got " + v.dump() + ")");
+      throw ConfigError("config error: " + where + " must be " + shape + ", two numbers (got " + io::shown(v) + ")");
     }
     const double x0 = v[0].get<double>(), x1 = v[1].get<double>();
     if (interval && !(x0 < x1)) {
-      throw ConfigError("config error: " + where + " must have lo < hi (got " + v.dump() + ")");
+      throw ConfigError("config error: " + where + " must have lo < hi (got " + io::shown(v) + ")");
     }
     if (!interval && !(x1 > 0.0)) {
-      throw ConfigError("config error: " + where + " must have sd > 0 (got " + v.dump() + ")");
+      throw ConfigError("config error: " + where + " must have sd > 0 (got " + io::shown(v) + ")");
     }
     return {x0, x1};
   }
@@ -236,7 +237,7 @@ struct LinearAcceleration {
       for (std::size_t i = 0; i < a.size(); ++i) {
         if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) {
           throw DataError(std::string("data error: /") + key + "/" + std::to_string(i) + " must be a number (got " +
-                          a[i].dump() + ")");
+                          io::shown(a[i]) + ")");
         }
         out.push_back(a[i].get<double>());
       }
@@ -248,7 +249,7 @@ struct LinearAcceleration {
     if (data.contains("N")) {
       const auto& nn = data.at("N");
       if (!nn.is_number_integer() || nn.get<long long>() != static_cast<long long>(z.size())) {
-        throw DataError("data error: /N is " + nn.dump() + " but /z has " + std::to_string(z.size()) + " entries");
+        throw DataError("data error: /N is " + io::shown(nn) + " but /z has " + std::to_string(z.size()) + " entries");
       }
     }
   }

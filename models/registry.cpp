@@ -43,7 +43,15 @@ ModelEntry entry(std::string name, std::string summary) {
   return ModelEntry{std::move(name),
                     std::move(summary),
                     &Model::config_keys,
-                    [](const nlohmann::json& m, const nlohmann::json& d) { return Model::from_config(m, d).dim(); },
+                    [](const nlohmann::json& m, const nlohmann::json& d) {
+                      const Model model = Model::from_config(m, d);
+                      if (model.dim() > model::kMaxDim) {
+                        throw DataError("data error: the model has " + std::to_string(model.dim()) +
+                                        " coordinates per particle, more than the " + std::to_string(model::kMaxDim) +
+                                        " hmc supports (/model/data)");
+                      }
+                      return services::ModelShape{model.dim(), model.num_params(), model::scratch_size(model), 0};
+                    },
                     &run_model<Model>,
                     &diagnose_model<Model>,
                     model::can_sample_prior<Model>()};

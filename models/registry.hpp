@@ -10,6 +10,7 @@
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
+#include "hmc/services/resources.hpp"
 #include "hmc/services/session.hpp"
 
 #include <nlohmann/json.hpp>
@@ -41,9 +42,9 @@ struct ModelEntry {
   std::string name;
   std::string summary;
   std::function<std::vector<io::KeySpec>()> keys;  ///< config keys the model adds
-  /// Builds the model from config and data and returns its (unconstrained) dimension;
-  /// throws ConfigError/DataError on bad input.
-  std::function<int(const nlohmann::json& model, const nlohmann::json& data)> check;
+  /// Builds the model from config and data and returns its sizes (unconstrained
+  /// dimension, recorded parameters, scratch); throws ConfigError/DataError on bad input.
+  std::function<services::ModelShape(const nlohmann::json& model, const nlohmann::json& data)> check;
   /// The model-typed middle of a run (services/run_model.hpp): builds the model from the
   /// session's config and data and samples it; returns the exit code.
   services::ModelRunner run;

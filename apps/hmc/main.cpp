@@ -5,7 +5,9 @@
 #include "hmc/core/version.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/results.hpp"
+#include "hmc/services/resources.hpp"
 #include "hmc/services/session.hpp"
 #include "hmc/services/signals.hpp"
 #include "hmc/services/summary.hpp"
@@ -117,6 +119,71 @@ CLI::App* setup_diagnose(CLI::App& app, Options& opt, DiagnoseOptions& d) {
   return sub;
 }
 
+/// The `--kokkos-*` options hmc passes on to Kokkos (3.4 and 4.x spellings), with the
+/// kind of value each takes.
+enum class KokkosValue { kNone, kPositive, kNonNegative, kDevices, kText, kMapBy };
+
+struct KokkosOption {
+  const char* name;
+  KokkosValue value;
+};
+
+constexpr KokkosOption kKokkosOptions[] = {
+    {"--kokkos-threads", KokkosValue::kPositive},       {"--kokkos-num-threads", KokkosValue::kPositive},
+    {"--kokkos-numa", KokkosValue::kPositive},          {"--kokkos-device", KokkosValue::kNonNegative},
+    {"--kokkos-device-id", KokkosValue::kNonNegative},  {"--kokkos-ndevices", KokkosValue::kDevices},
+    {"--kokkos-num-devices", KokkosValue::kDevices},    {"--kokkos-skip-device", KokkosValue::kNonNegative},
+    {"--kokkos-map-device-id-by", KokkosValue::kMapBy}, {"--kokkos-disable-warnings", KokkosValue::kNone},
+    {"--kokkos-tune-internals", KokkosValue::kNone},    {"--kokkos-print-configuration", KokkosValue::kNone},
+    {"--kokkos-help", KokkosValue::kNone},              {"--kokkos-tools-help", KokkosValue::kNone},
+    {"--kokkos-tools-library", KokkosValue::kText},     {"--kokkos-tools-libs", KokkosValue::kText},
+    {"--kokkos-tools-args", KokkosValue::kText},
+};
+
+/// A decimal integer in [lo, 2^31): the whole of `s`.
+bool parse_int(const std::string& s, long lo) {
+  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long v = std::stol(s);
+  return v >= lo && v <= 2147483647L;
+}
+
+/// Checks one `--kokkos-*` argument before Kokkos sees it (Kokkos aborts with a backtrace
+/// on a malformed value); returns the error, or "" when it is fine.
+std::string check_kokkos_option(const std::string& arg) {
+  const auto eq = arg.find('=');
+  const std::string name = arg.substr(0, eq), value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+  for (const auto& o : kKokkosOptions) {
+    if (name != o.name) continue;
+    if (o.value == KokkosValue::kNone) {
+      return eq == std::string::npos ? "" : name + " takes no value (got '" + hmc::io::printable(arg) + "')";
+    }
+    if (eq == std::string::npos) return name + " needs a value: " + name + "=VALUE";
+    bool ok = true;
+    const char* want = "";
+    switch (o.value) {
+      case KokkosValue::kPositive:
+        ok = parse_int(value, 1), want = "a positive integer";
+        break;
+      case KokkosValue::kNonNegative:
+        ok = parse_int(value, 0), want = "an integer >= 0";
+        break;
+      case KokkosValue::kDevices: {
+        const auto comma = value.find(',');
+        ok = parse_int(value.substr(0, comma), 1) && (comma == std::string::npos || parse_int(value.substr(comma + 1), 0));
+        want = "N or N,SKIP (integers)";
+        break;
+      }
+      case KokkosValue::kMapBy:
+        ok = value == "random" || value == "mpi_rank", want = "random or mpi_rank";
+        break;
+      default:
+        ok = !value.empty(), want = "a value";
+    }
+    return ok ? "" : name + " must be " + want + " (got '" + hmc::io::printable(value, 40) + "')";
+  }
+  return "unknown Kokkos option " + hmc::io::printable(name, 60) + " (see hmc --kokkos-help)";
+}
+
 std::string version_text() {
   std::ostringstream os;
   os << "hmc " << hmc::version() << " (git " << hmc::git_hash() << ")\n"
@@ -142,6 +209,16 @@ void check_against_model(const json& c, int dim, const hmc::models::ModelEntry& 
     throw hmc::ConfigError("config error: /sampler/init/values has " + std::to_string(init["values"].size()) +
                            " entries; the model has " + std::to_string(dim) + " unconstrained coordinates");
   }
+  const double eps = c["sampler"]["step_size"].get<double>();
+  const double length = eps * c["sampler"]["leapfrog_steps"].get<double>();
+  if (!std::isfinite(length)) {
+    throw hmc::ConfigError("config error: /sampler/step_size " + hmc::io::shown(c["sampler"]["step_size"]) +
+                           " x /sampler/leapfrog_steps: the path length is not finite");
+  }
+  if (!(length > 0.0) || !(eps * c["sampler"]["adapt"]["max_leapfrog"].get<double>() > 0.0)) {
+    throw hmc::ConfigError("config error: /sampler/step_size " + hmc::io::shown(c["sampler"]["step_size"]) +
+                           " is too small to move (its products with the step counts underflow to 0)");
+  }
   const auto superchains = c["diagnostics"]["superchains"].get<std::int64_t>();
   const auto particles = c["sampler"]["particles"].get<std::int64_t>();
   if (superchains > 0 && (superchains < 2 || particles % superchains != 0)) {
@@ -152,6 +229,18 @@ void check_against_model(const json& c, int dim, const hmc::models::ModelEntry& 
     throw hmc::ConfigError("config error: /sampler/adapt/metric \"dense\" supports up to " +
                            std::to_string(hmc::sampler::kMaxDenseDim) + " coordinates; the model has " +
                            std::to_string(dim) + " (use \"diag\")");
+  }
+}
+
+/// Refuses (exit 4) a run whose results cannot fit on the output file system.
+void check_disk(const json& c, const hmc::services::ModelShape& shape) {
+  const std::string dir = c["output"]["dir"].get<std::string>();
+  const std::int64_t need = hmc::services::estimate_output_bytes(c, shape);
+  const std::int64_t free = hmc::services::free_disk_bytes(dir);
+  if (free >= 0 && need > free) {
+    throw hmc::RunError("run error: /output/dir " + hmc::io::printable(dir) + ": the run needs about " +
+                        hmc::services::format_bytes(need) + " of disk (store, results, checkpoint), but only " +
+                        hmc::services::format_bytes(free) + " are free there (docs/output.md#disk-space)");
   }
 }
 
@@ -179,19 +268,25 @@ int on_root(const hmc::parallel::MpiContext& mpi, F&& f) {
 
 /// Rank 0 reads config and data and checks them; everyone else learns the outcome.
 /// Returns the exit code (0: go on) and fills `resolved` on every rank.
-int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt, hmc::io::ResolvedConfig& resolved) {
+/// With `check_resources` (a run, not diagnose), rank 0 also refuses a run whose memory
+/// estimate exceeds the machine's (services/resources.hpp).
+int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt, hmc::io::ResolvedConfig& resolved,
+                       bool check_resources) {
+  const int node_ranks = check_resources ? hmc::services::ranks_on_node(mpi) : 1;
   std::string payload;
   const int code = on_root(mpi, [&] {
     resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
     const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
-    const int dim = entry->check(resolved.config["model"], resolved.data);
-    check_against_model(resolved.config, dim, *entry);
-    payload = json{{"config", resolved.config}, {"data", resolved.data}}.dump();
+    const auto shape = entry->check(resolved.config["model"], resolved.data);
+    check_against_model(resolved.config, static_cast<int>(shape.dim), *entry);
+    if (check_resources) hmc::services::check_memory(resolved.config, shape, mpi.size(), node_ranks);
+    if (check_resources && !opt.validate) check_disk(resolved.config, shape);
+    payload = hmc::io::to_transport(json{{"config", resolved.config}, {"data", resolved.data}});
   });
   if (code != hmc::kExitOk) return code;
   payload = mpi.broadcast(payload);
   if (!mpi.root()) {
-    const json j = json::parse(payload);
+    const json j = hmc::io::from_transport(payload);
     resolved.config = j["config"];
     resolved.data = j["data"];
   }
@@ -217,9 +312,9 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
                Clock::time_point t0) {
   const std::string started = utc_now();
   hmc::io::ResolvedConfig resolved;
-  if (const int code = resolve_everywhere(mpi, opt, resolved); code != hmc::kExitOk) return code;
+  if (const int code = resolve_everywhere(mpi, opt, resolved, true); code != hmc::kExitOk) return code;
   if (opt.validate) {
-    if (mpi.root()) std::cout << resolved.config.dump(2) << "\n";
+    if (mpi.root()) std::cout << hmc::io::dump_text(resolved.config, 2) << "\n";
     return hmc::kExitOk;
   }
   setup_logging(mpi, resolved.config["log"]["level"].get<std::string>());
@@ -244,16 +339,15 @@ int run_resume(const hmc::parallel::MpiContext& mpi, const ResumeOptions& r, Clo
     const auto* entry = hmc::models::find_model(spec.config["model"]["name"].get<std::string>());
     if (!entry) throw hmc::RunError("the checkpointed run uses a model this build lacks");
     entry->check(spec.config["model"], spec.data);
-    payload = json{{"config", spec.config},
+    payload = hmc::io::to_transport(json{{"config", spec.config},
                    {"data", spec.data},
                    {"command_line", spec.command_line},
                    {"started", spec.started_utc},
                    {"overwrite", spec.overwrite},
-                   {"final", spec.paths.final_dir}}
-                  .dump();
+                   {"final", spec.paths.final_dir}});
   });
   if (code != hmc::kExitOk) return code;
-  const json j = json::parse(mpi.broadcast(payload));
+  const json j = hmc::io::from_transport(mpi.broadcast(payload));
   hmc::services::RunSpec spec;
   spec.config = j["config"];
   spec.data = j["data"];
@@ -343,7 +437,7 @@ int run_diagnose(const hmc::parallel::MpiContext& mpi, const Options& opt, const
     return hmc::kExitConfigError;
   }
   hmc::io::ResolvedConfig resolved;
-  if (const int code = resolve_everywhere(mpi, opt, resolved); code != hmc::kExitOk) return code;
+  if (const int code = resolve_everywhere(mpi, opt, resolved, false); code != hmc::kExitOk) return code;
   if (!mpi.root()) return hmc::kExitOk;
   const json& config = resolved.config;
   const auto settings = hmc::io::settings_from_config(config);
@@ -358,7 +452,8 @@ int run_diagnose(const hmc::parallel::MpiContext& mpi, const Options& opt, const
   return hmc::kExitOk;
 }
 
-int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::time_point t0) {
+int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, const std::vector<std::string>& command_line,
+            Clock::time_point t0) {
   CLI::App app{"hmc"};
   Options opt;
   setup_cli(app, opt);
@@ -396,7 +491,7 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, Clock::
     if (mpi.root()) std::cerr << "hmc: config error: --config FILE is required (see hmc --help)\n";
     return hmc::kExitConfigError;
   }
-  return run_sample(mpi, opt, std::vector<std::string>(argv, argv + argc), t0);
+  return run_sample(mpi, opt, command_line, t0);
 }
 
 }  // namespace
@@ -410,15 +505,30 @@ int main(int argc, char** argv) {
   hmc::parallel::MpiContext mpi(&argc, &argv);
   // Kokkos' initialisation advice (OMP_PROC_BIND, ...) would print on every rank.
   setenv("KOKKOS_DISABLE_WARNINGS", "1", 0);
-  // Kokkos sees only its own --kokkos-* options (else it answers --help itself).
-  std::vector<char*> kokkos_argv = {argv[0]};
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) kokkos_argv.push_back(argv[i]);
+  // Kokkos sees only its own --kokkos-* options (else it answers --help itself), checked
+  // first; hmc's parser sees the others.
+  std::vector<char*> kokkos_argv = {argv[0]}, hmc_argv = {argv[0]};
+  bool kokkos_help = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--kokkos-", 0) != 0) {
+      hmc_argv.push_back(argv[i]);
+      continue;
+    }
+    if (const std::string error = check_kokkos_option(arg); !error.empty()) {
+      if (mpi.root()) std::cerr << "hmc: config error: " << error << "\n";
+      return hmc::kExitConfigError;
+    }
+    kokkos_help = kokkos_help || arg == "--kokkos-help" || arg == "--kokkos-tools-help";
+    kokkos_argv.push_back(argv[i]);
+  }
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
   kokkos_argv.push_back(nullptr);
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv.data());
+  if (kokkos_help) return hmc::kExitOk;  // Kokkos printed its options
   try {
-    return run_app(mpi, argc, argv, t0);
+    return run_app(mpi, static_cast<int>(hmc_argv.size()), hmc_argv.data(), std::vector<std::string>(argv, argv + argc),
+                   t0);
   } catch (const std::exception& e) {
     std::cerr << "hmc: rank " << mpi.rank() << ": internal error: " << e.what() << "\n";
     mpi.abort(hmc::kExitFailure);

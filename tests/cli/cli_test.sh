@@ -365,6 +365,26 @@ case_memory() {
   done
 }
 
+case_readme() {
+  # The README's example is configs/coin_toss.json, and its table is what that config prints.
+  local readme="$HMC_SOURCE_DIR/README.md" cfg="$HMC_SOURCE_DIR/configs/coin_toss.json"
+  python3 - "$readme" "$cfg" <<'PY' && pass "README config is configs/coin_toss.json" || fail "README config differs from configs/coin_toss.json"
+import json, re, sys
+text = open(sys.argv[1]).read()
+block = re.search(r"## A run.*?```json\n(.*?)```", text, re.S).group(1)
+sys.exit(0 if json.loads(block) == json.load(open(sys.argv[2])) else 1)
+PY
+  "$HMC" --config "$cfg" --set "output.dir=$work/readme" 2>/dev/null | grep -v '^time ' >"$work/readme.out"
+  python3 - "$readme" "$work/readme.out" <<'PY' && pass "README table is the run's" || fail "README table differs from the run: $(cat "$work/readme.out")"
+import re, sys
+text = open(sys.argv[1]).read()
+table = re.search(r"```\n(parameter .*?)```", text, re.S).group(1)
+want = [l for l in table.splitlines() if not l.startswith("time ")]
+got = open(sys.argv[2]).read().splitlines()
+sys.exit(0 if want == got else 1)
+PY
+}
+
 "case_$1"
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]

@@ -171,4 +171,31 @@ TEST(Config, EveryKeyIsDocumented) {
   }
 }
 
+// The default column of each key's row ("| `/ptr` | type | `default` | ...") is the schema's.
+TEST(Config, DocumentedDefaultsAreTheSchemas) {
+  std::ifstream in(std::string(HMC_SOURCE_DIR) + "/docs/config.md");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  int compared = 0;
+  for (const auto& k : hmc::io::generic_keys(hmc::models::model_names())) {
+    if (k.type == hmc::io::KeyType::kSection || k.default_value.is_null()) continue;
+    const std::string head = "| `" + k.pointer + "` |";
+    const auto row = doc.find(head);
+    if (row == std::string::npos) continue;  // EveryKeyIsDocumented reports it
+    const auto type_end = doc.find('|', row + head.size());
+    const auto default_end = doc.find('|', type_end + 1);
+    std::string cell = doc.substr(type_end + 1, default_end - type_end - 1);
+    const auto first = cell.find('`'), last = cell.rfind('`');
+    if (first == std::string::npos || last == first) continue;  // described in words
+    cell = cell.substr(first + 1, last - first - 1);
+    const auto parsed = nlohmann::json::parse(cell, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << k.pointer << ": default cell " << cell;
+    EXPECT_EQ(parsed, k.default_value) << k.pointer << ": docs/config.md says " << cell;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+}
+
 }  // namespace

@@ -1,5 +1,15 @@
 #include "hmc/core/kokkos_shim.hpp"
 
+#include "hmc/core/types.hpp"
+
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime_api.h>
+#endif
+
 namespace hmc {
 
 std::string kokkos_version() {
@@ -29,6 +39,20 @@ std::string kokkos_backends() {
   add("Serial");
 #endif
   return s;
+}
+
+bool device_is_host_memory() { return std::is_same<MemSpace, Kokkos::HostSpace>::value; }
+
+std::int64_t device_memory_bytes() {
+  if (device_is_host_memory()) return 0;
+  std::size_t free = 0, total = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (hipMemGetInfo(&free, &total) != hipSuccess) return 0;
+#endif
+  (void)free;
+  return static_cast<std::int64_t>(total);
 }
 
 }  // namespace hmc

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #if KOKKOS_VERSION >= 30700
@@ -68,5 +69,10 @@ class ScopedRegion {
 std::string kokkos_backends();
 /// \brief "major.minor.patch" of the Kokkos this was compiled against.
 std::string kokkos_version();
+/// \brief Is the default execution space's memory the host's (OpenMP, Serial, Threads)?
+bool device_is_host_memory();
+/// \brief Total memory of the device this rank uses, in bytes; 0 when it is host memory
+/// or unknown. CUDA: cudaMemGetInfo; HIP: hipMemGetInfo.
+std::int64_t device_memory_bytes();
 
 }  // namespace hmc

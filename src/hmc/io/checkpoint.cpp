@@ -2,6 +2,7 @@
 
 #include "hmc/io/checksum.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ double double_from_bits(const std::string& s) {
 }
 
 void write_checkpoint(const std::string& path, const CheckpointData& c) {
-  const std::string header = c.header.dump();
+  const std::string header = dump_text(c.header);
   std::string bytes;
   bytes.reserve(40 + header.size() + c.rows.size() * 8);
   append_bytes(bytes, kMagic, 8);
@@ -103,8 +104,12 @@ CheckpointData read_checkpoint(const std::string& path) {
   std::memcpy(&header_len, bytes.data() + 8, 8);
   if (header_len > bytes.size() - 32) throw RunError(bad + " (header length)");
   CheckpointData c;
-  c.header = nlohmann::json::parse(bytes.substr(16, header_len), nullptr, false);
-  if (c.header.is_discarded() || !c.header.is_object()) throw RunError(bad + " (header is not JSON)");
+  try {
+    c.header = parse_bounded(bytes.substr(16, header_len));
+  } catch (const JsonInputError&) {
+    throw RunError(bad + " (header is not JSON)");
+  }
+  if (!c.header.is_object()) throw RunError(bad + " (header is not JSON)");
   std::memcpy(&rows, bytes.data() + 16 + header_len, 8);
   if (16 + header_len + 8 + rows * 8 + 8 != bytes.size()) throw RunError(bad + " (row count)");
   c.rows.resize(rows);

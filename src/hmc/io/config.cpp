@@ -1,6 +1,7 @@
 #include "hmc/io/config.hpp"
 
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -39,11 +40,6 @@ std::string escape_segment(const std::string& key) {
       out += c;
   }
   return out;
-}
-
-std::string shown(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
 
 std::string format_bound(double x) {
@@ -150,7 +146,7 @@ void walk(const json& node, const std::string& pointer, const std::map<std::stri
     const auto found = by_pointer.find(child);
     if (found == by_pointer.end()) {
       const std::string near = suggestion(child, keys);
-      config_error("unknown key " + child + (near.empty() ? "" : " (did you mean " + near + "?)"));
+      config_error("unknown key " + printable(child) + (near.empty() ? "" : " (did you mean " + near + "?)"));
     }
     check_value(*found->second, it.value());
     if (found->second->type == KeyType::kSection) walk(it.value(), child, by_pointer, keys);
@@ -173,10 +169,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 json read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) config_error("cannot open config file " + path + ": " + std::strerror(errno));
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) config_error("config file " + path + " is not valid JSON");
+  json j;
+  try {
+    j = parse_bounded(read_input_file(path, kMaxConfigBytes));
+  } catch (const JsonInputError& e) {
+    const std::string why = e.what();
+    if (why.rfind("cannot open", 0) == 0) config_error("cannot open config file " + path + why.substr(11));
+    config_error("config file " + path + " " + (why.rfind("is ", 0) == 0 ? why : "is not valid JSON: " + why));
+  }
   if (!j.is_object()) config_error("config file " + path + " must hold a JSON object");
   return j;
 }
@@ -184,11 +184,20 @@ json read_config_file(const std::string& path) {
 void apply_override(json& config, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    config_error("--set expects key.path=value (got '" + assignment + "')");
+    config_error("--set expects key.path=value (got '" + printable(assignment) + "')");
   }
   const std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
+  json value;
+  std::size_t where = 0;
+  if (json_depth(text, kMaxJsonDepth, &where) > kMaxJsonDepth) {
+    config_error("--set " + printable(path) + ": value nested deeper than " + std::to_string(kMaxJsonDepth) +
+                 " levels (at byte " + std::to_string(where) + ")");
+  }
+  try {
+    value = parse_bounded(text);
+  } catch (const JsonInputError&) {
+    value = text;  // not JSON: a string, as documented
+  }
 
   std::string pointer;
   json* node = &config;
@@ -197,9 +206,9 @@ void apply_override(json& config, const std::string& assignment) {
   std::vector<std::string> segments;
   while (std::getline(parts, part, '.')) segments.push_back(part);
   for (std::size_t i = 0; i < segments.size(); ++i) {
-    if (segments[i].empty()) config_error("--set key '" + path + "' has an empty part");
+    if (segments[i].empty()) config_error("--set key '" + printable(path) + "' has an empty part");
     if (!node->is_object() && !node->is_null())
-      config_error("--set " + path + ": " + (pointer.empty() ? "/" : pointer) + " is not an object");
+      config_error("--set " + printable(path) + ": " + (pointer.empty() ? "/" : printable(pointer)) + " is not an object");
     pointer += "/" + segments[i];
     node = &(*node)[segments[i]];
   }
@@ -259,11 +268,18 @@ json load_data(const json& config) {
   const auto& d = model.at("data");
   if (d.is_object()) return d;
   const std::string path = d.get<std::string>();
-  std::ifstream in(path);
-  if (!in) throw DataError("data error: cannot open data file " + path + " (/model/data): " + std::strerror(errno));
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw DataError("data error: data file " + path + " is not valid JSON");
-  if (!j.is_object()) throw DataError("data error: data file " + path + " must hold a JSON object");
+  json j;
+  try {
+    j = parse_bounded(read_input_file(path, kMaxDataBytes));
+  } catch (const JsonInputError& e) {
+    const std::string why = e.what();
+    if (why.rfind("cannot open", 0) == 0) {
+      throw DataError("data error: cannot open data file " + path + " (/model/data)" + why.substr(11));
+    }
+    throw DataError("data error: data file " + path + " (/model/data) " +
+                    (why.rfind("is ", 0) == 0 ? why : "is not valid JSON: " + why));
+  }
+  if (!j.is_object()) throw DataError("data error: data file " + path + " (/model/data) must hold a JSON object");
   return j;
 }
 

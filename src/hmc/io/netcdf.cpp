@@ -1,6 +1,7 @@
 #include "hmc/io/netcdf.hpp"
 
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/variables.hpp"
 
 #include <netcdf.h>
@@ -179,7 +180,7 @@ class Writer {
           const auto x = v.get<double>();
           check(nc_put_att_double(grp, NC_GLOBAL, key.c_str(), NC_DOUBLE, 1, &x));
         } else {
-          put_text(grp, key, v.dump());
+          put_text(grp, key, dump_text(v));
         }
       }
     }

@@ -34,6 +34,10 @@
 
 namespace hmc::model {
 
+/// Most unconstrained coordinates a model may have: sizes stay far from int overflow,
+/// and one particle's state (a few vectors of this length) stays below a GiB.
+inline constexpr long long kMaxDim = 10'000'000;
+
 namespace detail {
 
 template <class...>

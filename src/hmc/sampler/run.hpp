@@ -15,6 +15,7 @@
 #include "hmc/sampler/transition.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -25,6 +26,14 @@ namespace hmc::sampler {
 
 /// \brief Raised when the ensemble cannot start (no finite log density).
 class InitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief Warmup adaptation left the step size or the path length non-finite or not
+/// positive (an absurd /sampler/step_size, or a log density that overflows): the run
+/// stops instead of sampling with them.
+class AdaptationError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -222,6 +231,13 @@ class EnsembleSampler {
           loop_.log_length_sum += std::log(chees_adapter_.length());
           ++loop_.log_length_count;
         }
+      }
+      if (!(std::isfinite(loop_.step_size) && loop_.step_size > 0.0) ||
+          (chees_ && !(std::isfinite(chees_adapter_.length()) && chees_adapter_.length() > 0.0))) {
+        throw AdaptationError("warmup adaptation diverged at iteration " + std::to_string(it) + ": step size " +
+                              std::to_string(loop_.step_size) + (chees_ ? ", path length " +
+                              std::to_string(chees_adapter_.length()) : std::string()) +
+                              " (is /sampler/step_size far too large, or the log density not finite?)");
       }
       if (adapt_metric_ && windows_.in_window(it)) {
         if (!dense_) accumulate(window_sums_);

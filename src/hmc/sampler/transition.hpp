@@ -79,7 +79,7 @@ struct HmcTransition {
     double u, unused;
     stream.uniform2(iteration, kUseJitter, u, unused);
     const double n = math::ceil((1.0 - u) * length / step_size);  // 1 - u lies in (0, 1]
-    return n < 1.0 ? 1 : (n > max_steps ? max_steps : static_cast<int>(n));
+    return !(n >= 1.0) ? 1 : (n > max_steps ? max_steps : static_cast<int>(n));  // NaN: 1
   }
 
   /// Acceptance-weighted ChEES gradient term t · δ · (q' - q̄)ᵀ W Σ p' with

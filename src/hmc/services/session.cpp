@@ -7,6 +7,7 @@
 #include "hmc/io/checksum.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/parallel/gather.hpp"
@@ -68,7 +69,7 @@ std::string fingerprint(const json& config, const json& data) {
   json c = config;
   c.erase("output");
   c.erase("log");
-  const std::string text = c.dump() + "\n" + data.dump();
+  const std::string text = io::dump_text(c) + "\n" + io::dump_text(data);
   io::Checksum sum;
   sum.update(text.data(), text.size());
   char buf[24];
@@ -164,10 +165,17 @@ int block_draws(const json& config, std::int64_t particles, int params) {
 }
 
 RunSpec load_resume_spec(const OutputPaths& paths) {
-  std::ifstream in(paths.run_config());
-  if (!in) throw RunError("cannot read " + paths.run_config() + " (not a checkpointed hmc run)");
-  const json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("config")) {
+  json j;
+  try {
+    j = io::parse_bounded(io::read_input_file(paths.run_config(), io::kMaxConfigBytes + io::kMaxDataBytes));
+  } catch (const io::JsonInputError& e) {
+    const std::string why = e.what();
+    if (why.rfind("cannot open", 0) == 0) {
+      throw RunError("cannot read " + paths.run_config() + " (not a checkpointed hmc run)");
+    }
+    throw RunError(paths.run_config() + " is not valid (corrupt staging directory): " + why);
+  }
+  if (!j.is_object() || !j.contains("config") || !j["config"].is_object()) {
     throw RunError(paths.run_config() + " is not valid (corrupt staging directory)");
   }
   RunSpec spec;
@@ -216,7 +224,7 @@ std::optional<Resumed> Session::open(int row_width) {
       const json rc = {{"config", spec_.config},         {"command_line", spec_.command_line},
                        {"started_utc", spec_.started_utc}, {"overwrite", spec_.overwrite},
                        {"output_dir", spec_.paths.final_dir}, {"layout", layout_json(layout_)}};
-      io::write_file_atomic(spec_.paths.run_config(), rc.dump(2) + "\n");
+      io::write_file_atomic(spec_.paths.run_config(), io::dump_text(rc, 2) + "\n");
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
@@ -247,7 +255,7 @@ std::optional<Resumed> Session::open(int row_width) {
                hmc::ExecSpace().concurrency(), c["seed"].get<std::uint64_t>());
   if (!spec_.resume) return std::nullopt;
   checkpointed_ = true;
-  const json header = json::parse(mpi_.broadcast(mpi_.root() ? ckpt.header.dump() : std::string()));
+  const json header = json::parse(mpi_.broadcast(mpi_.root() ? io::dump_text(ckpt.header) : std::string()));
   Resumed r;
   r.rows = parallel::scatter_rows(mpi_, dec_, ckpt.rows, row_width);
   r.loop = loop_from_json(header.at("loop"));
@@ -429,7 +437,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
                       {"seed", std::to_string(c["seed"].get<std::uint64_t>())},
                       {"particles", settings_.particles},
                       {"thin", settings_.thin},
-                      {"config", run_config.dump()}};
+                      {"config", io::dump_text(run_config)}};
         io::NetcdfOptions nopt;
         nopt.compression = c["output"]["compression"].get<int>();
         io::write_inference_data(dir + "/draws.nc", *store_, nopt, attrs, [&](double f) { p.update(f); });
@@ -444,7 +452,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
         files.push_back("draws.csv");
       }
       io::write_particles_csv(dir + "/particles.csv", *store_, totals, settings_.draws);
-      io::write_file_atomic(dir + "/run.json", run_info(mpi_, spec_, adapted).dump(2) + "\n");
+      io::write_file_atomic(dir + "/run.json", io::dump_text(run_info(mpi_, spec_, adapted), 2) + "\n");
       throw_if_interrupted();
       io::Timings t;
       t.setup = setup_s_;
@@ -460,7 +468,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
       summary["memory"] = {{"peak_rss_mib", std::max(root_rss, others_rss)},
                            {"rank0_peak_rss_mib", root_rss},
                            {"block_draws", settings_.block_draws}};
-      io::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+      io::write_file_atomic(dir + "/summary.json", io::dump_text(summary, 2) + "\n");
       files.insert(files.end(), {"particles.csv", "summary.json", "run.json"});
       publish(spec_.paths, spec_.overwrite);
       std::cout << io::summary_table(params, stats, t, adapted, warnings) << std::flush;
@@ -490,6 +498,12 @@ int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunn
   } catch (const sampler::InitError& e) {
     if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";
     if (mpi.root() && !spec.resume) discard(spec.paths);
+    return kExitRunError;
+  } catch (const sampler::AdaptationError& e) {
+    if (mpi.root()) {
+      std::cerr << "hmc: run error: " << e.what() << "\n";
+      if (!spec.resume) discard(spec.paths);  // resuming would diverge the same way
+    }
     return kExitRunError;
   } catch (const ConfigError& e) {
     if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/io/tile_store.hpp"
@@ -22,11 +23,13 @@ using nlohmann::json;
 namespace {
 
 json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw RunError("cannot read " + path);
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw RunError(path + " is not valid JSON");
-  return j;
+  try {
+    return io::parse_bounded(io::read_input_file(path, io::kMaxConfigBytes + io::kMaxDataBytes));
+  } catch (const io::JsonInputError& e) {
+    const std::string why = e.what();
+    if (why.rfind("cannot open", 0) == 0) throw RunError("cannot read " + path + why.substr(11));
+    throw RunError(path + " " + (why.rfind("is ", 0) == 0 ? why : "is not valid JSON: " + why));
+  }
 }
 
 io::StoreLayout layout_from_json(const json& j) {

@@ -1,0 +1,161 @@
+#include "hmc/io/json_text.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hmc::io {
+
+using nlohmann::json;
+
+namespace {
+
+/// The first `n` bytes of `s`, moved back to a character boundary, plus "...".
+std::string cut(const std::string& s, std::size_t n) {
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "...";
+}
+
+}  // namespace
+
+int json_depth(const std::string& text, int limit, std::size_t* where) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest) deepest = depth;
+      if (depth > limit) {
+        if (where) *where = i;
+        return limit + 1;
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;  // unbalanced text is the parser's to report
+    }
+  }
+  return deepest;
+}
+
+json parse_bounded(const std::string& text) {
+  std::size_t where = 0;
+  if (json_depth(text, kMaxJsonDepth, &where) > kMaxJsonDepth) {
+    throw JsonInputError("is nested deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels of arrays and objects (at byte " + std::to_string(where) + ")");
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while
+    // parsing value - invalid literal; last read: '...'": keep where and why, not the bytes read.
+    std::string what = e.what();
+    const auto at = what.find(" at ");
+    if (at != std::string::npos) what = what.substr(at + 4);
+    const auto last = what.find("; last read");
+    if (last != std::string::npos) what = what.substr(0, last);
+    throw JsonInputError("is not valid JSON (" + printable(what) + ")");
+  }
+}
+
+std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw JsonInputError(std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw JsonInputError("is a directory");
+  if (S_ISREG(st.st_mode) && st.st_size > max_bytes) {
+    throw JsonInputError("is larger than " + std::to_string(max_bytes >> 20) + " MiB (" + std::to_string(st.st_size) +
+                         " bytes)");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw JsonInputError(std::string("cannot open: ") + std::strerror(errno));
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw JsonInputError("cannot read: " + why);
+    }
+    if (got == 0) break;
+    text.append(buf, static_cast<std::size_t>(got));
+    if (static_cast<std::int64_t>(text.size()) > max_bytes) {
+      ::close(fd);
+      throw JsonInputError("is larger than " + std::to_string(max_bytes >> 20) + " MiB");
+    }
+  }
+  ::close(fd);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw JsonInputError("is empty");
+  return text;
+}
+
+std::string dump_text(const json& v, int indent) { return v.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+std::string shown(const json& v, std::size_t max_chars) {
+  std::string s;
+  if ((v.is_array() || v.is_object()) && v.size() > 8) {
+    // Only the first entries: the rest could be large.
+    json head = v.is_array() ? json::array() : json::object();
+    int n = 0;
+    for (auto it = v.begin(); it != v.end() && n < 4; ++it, ++n) {
+      if (v.is_array())
+        head.push_back(*it);
+      else
+        head[it.key()] = *it;
+    }
+    s = dump_text(head);
+    s.insert(s.size() - 1, ",... (" + std::to_string(v.size()) + " entries)");
+  } else {
+    s = dump_text(v);
+  }
+  return s.size() > max_chars ? cut(s, max_chars - 3) : s;
+}
+
+std::string printable(const std::string& s, std::size_t max_chars) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n && out.size() < max_chars;) {
+    const unsigned char c = p[i];
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (ok && len == 2) ok = c >= 0xC2;                                            // no overlong forms
+    if (ok && len == 3) ok = !(c == 0xE0 && p[i + 1] < 0xA0) && !(c == 0xED && p[i + 1] >= 0xA0);
+    if (ok && len == 4) ok = !(c == 0xF0 && p[i + 1] < 0x90) && !(c == 0xF4 && p[i + 1] >= 0x90) && c <= 0xF4;
+    if (!ok) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+      continue;
+    }
+    if (len == 1 && (c < 0x20 || c == 0x7F))
+      out += ' ';
+    else
+      out.append(s, i, len);
+    i += len;
+  }
+  if (out.size() >= max_chars && max_chars > 3) out = cut(out, max_chars - 3);
+  return out;
+}
+
+std::string to_transport(const json& v) {
+  const auto bytes = json::to_cbor(v);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+json from_transport(const std::string& bytes) { return json::from_cbor(bytes); }
+
+}  // namespace hmc::io

@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// \brief Bounded JSON input and safe JSON text output: every file, `--set` value and
+/// payload hmc reads as JSON goes through parse_bounded(), every JSON text it writes or
+/// echoes through dump_text() or shown().
+///
+/// Limits (docs/config.md#limits): nesting deeper than kMaxJsonDepth levels is refused
+/// before parsing (a scan without recursion), so nothing downstream recurses deeper than
+/// that; config files are at most kMaxConfigBytes, data files kMaxDataBytes. Strings may
+/// hold any bytes (paths are bytes on Linux): JSON text written by hmc replaces bytes that
+/// are not UTF-8 by U+FFFD instead of failing, and internal transport (between ranks) is
+/// CBOR, which keeps them.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace hmc::io {
+
+/// Deepest nesting of arrays and objects accepted in any JSON input.
+inline constexpr int kMaxJsonDepth = 256;
+/// Largest config file, in bytes.
+inline constexpr std::int64_t kMaxConfigBytes = std::int64_t{16} << 20;
+/// Largest data file, in bytes.
+inline constexpr std::int64_t kMaxDataBytes = std::int64_t{1} << 30;
+
+/// \brief Why some JSON text was refused: a message without the file's name (the caller
+/// adds it, with the error class and exit code that fit).
+class JsonInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief Parses `text` as JSON after checking its nesting depth. Throws JsonInputError
+/// ("is nested deeper than 256 levels ... (at byte N)", "is not valid JSON (line L, column C: ...)").
+nlohmann::json parse_bounded(const std::string& text);
+
+/// \brief The deepest nesting of arrays/objects in `text` (strings skipped), or the byte
+/// offset where it first exceeds `limit` in `*where` (then returns limit + 1).
+int json_depth(const std::string& text, int limit, std::size_t* where = nullptr);
+
+/// \brief Reads a whole input file of at most `max_bytes`. Throws JsonInputError with
+/// "cannot open: <errno text>", "is a directory", "is empty" or "is larger than N MiB".
+/// Pipes and character devices are read up to the limit too.
+std::string read_input_file(const std::string& path, std::int64_t max_bytes);
+
+/// \brief JSON text of `v` (indent as nlohmann's dump); bytes that are not UTF-8 become U+FFFD.
+std::string dump_text(const nlohmann::json& v, int indent = -1);
+
+/// \brief A short echo of a user value for messages: at most `max_chars` characters of its
+/// JSON text, "..." marking a cut; never expensive (large arrays/objects are summarised).
+std::string shown(const nlohmann::json& v, std::size_t max_chars = 40);
+
+/// \brief `s` with bytes that are not UTF-8 replaced by U+FFFD, control characters by
+/// spaces: safe for a one-line message.
+std::string printable(const std::string& s, std::size_t max_chars = 200);
+
+/// \brief Byte-exact transport of a JSON value (CBOR), e.g. to other ranks.
+std::string to_transport(const nlohmann::json& v);
+nlohmann::json from_transport(const std::string& bytes);
+
+}  // namespace hmc::io

@@ -1,0 +1,170 @@
+#include "hmc/services/resources.hpp"
+
+#include "hmc/core/kokkos_shim.hpp"
+#include "hmc/io/errors.hpp"
+#include "hmc/io/variables.hpp"
+#include "hmc/services/session.hpp"
+
+#include <mpi.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace hmc::services {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+/// Libraries, Kokkos and MPI buffers: measured ~60 MB RSS for a tiny run.
+constexpr std::int64_t kBaseBytes = std::int64_t{64} << 20;
+/// The diagnostics and writers read the store back in slices of about this size, a
+/// few arrays of it at once (services/session.cpp, diagnostics/summary.cpp).
+constexpr std::int64_t kSliceBytes = std::int64_t{32} << 20;
+
+std::int64_t kept_draws(const json& s, const char* key) {
+  const std::int64_t thin = s["thin"].get<std::int64_t>();
+  return (s[key].get<std::int64_t>() + thin - 1) / thin;
+}
+
+}  // namespace
+
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  return a > kMax / b ? kMax : a * b;
+}
+
+std::int64_t add_sat(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
+
+MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int ranks) {
+  const auto& s = config["sampler"];
+  const std::int64_t particles = s["particles"].get<std::int64_t>();
+  const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
+  const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, io::kNumStats);
+  const std::int64_t capacity =
+      block_draws(config, particles, static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30)));
+  const bool dense = s["adapt"]["metric"] == "dense";
+
+  // Doubles per local particle on the device: q, grad, q_start, grad_start, p; the
+  // model's scratch; the metric window sums (or the dense covariance terms); scalars;
+  // the recorded block (parameters and statistics).
+  std::int64_t per = add_sat(mul_sat(5, dim), shape.scratch);
+  per = add_sat(per, dense ? mul_sat(dim, dim + 3) / 2 : mul_sat(2, dim));
+  per = add_sat(per, 12);
+  per = add_sat(per, mul_sat(capacity, columns));
+  MemoryEstimate e;
+  e.device = add_sat(mul_sat(mul_sat(local, per), 8), shape.data_bytes);
+
+  // Host: the host copy of a block, and on rank 0 the gathered block (all particles),
+  // one column buffer, the gathered checkpoint rows (twice: gather and file image), and
+  // the slices the diagnostics and writers read back.
+  std::int64_t host = mul_sat(mul_sat(local, mul_sat(capacity, columns)), 8);
+  host = add_sat(host, mul_sat(mul_sat(particles, mul_sat(capacity, columns)), 8));
+  host = add_sat(host, mul_sat(mul_sat(local, capacity), 8));
+  host = add_sat(host, mul_sat(mul_sat(particles, add_sat(mul_sat(2, dim), 8)), 16));
+  host = add_sat(host, mul_sat(6, kSliceBytes));
+  host = add_sat(host, kBaseBytes);
+  e.host = device_is_host_memory() ? add_sat(host, e.device) : host;
+  return e;
+}
+
+std::int64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  std::int64_t total = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
+  // cgroup v2, then v1: a batch system's memory limit for this job.
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    std::string text;
+    if (!(in >> text) || text == "max") continue;
+    char* end = nullptr;
+    const long long limit = std::strtoll(text.c_str(), &end, 10);
+    if (end && *end == '\0' && limit > 0 && (total == 0 || limit < total)) total = limit;
+  }
+  return total;
+}
+
+void check_memory(const json& config, const ModelShape& shape, int ranks, int ranks_on_node) {
+  const MemoryEstimate e = estimate_memory(config, shape, ranks);
+  const std::int64_t particles = config["sampler"]["particles"].get<std::int64_t>();
+  const std::string what = "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) +
+                           " rank(s), " + std::to_string(shape.dim) + " coordinates each";
+  const std::int64_t device = device_memory_bytes();
+  if (device > 0 && e.device > device) {
+    throw ConfigError("config error: " + what + " need about " + format_bytes(e.device) +
+                      " of device memory per rank; the device has " + format_bytes(device) +
+                      " (use more ranks or fewer particles; docs/clusters.md#memory)");
+  }
+  const std::int64_t host = host_memory_bytes();
+  const std::int64_t node = mul_sat(e.host, std::max(1, ranks_on_node));
+  if (host > 0 && node > host) {
+    throw ConfigError("config error: " + what + " need about " + format_bytes(e.host) + " of memory per rank" +
+                      (ranks_on_node > 1 ? " (" + format_bytes(node) + " for the " + std::to_string(ranks_on_node) +
+                                               " ranks on this node)"
+                                         : std::string()) +
+                      "; this host has " + format_bytes(host) + " (docs/clusters.md#memory)");
+  }
+}
+
+int ranks_on_node(const parallel::MpiContext& mpi) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(mpi.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 1;
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+std::int64_t estimate_output_bytes(const json& config, const ModelShape& shape) {
+  const auto& s = config["sampler"];
+  const std::int64_t particles = s["particles"].get<std::int64_t>();
+  const bool warmup = config["output"]["save_warmup"].get<bool>();
+  const std::int64_t draws = add_sat(kept_draws(s, "draws"), warmup ? kept_draws(s, "warmup") : 0);
+  const std::int64_t values = mul_sat(mul_sat(particles, draws), add_sat(shape.num_params, io::kNumStats));
+  const std::string formats = config["output"]["formats"].get<std::string>();
+  std::int64_t bytes = mul_sat(values, 8);                                   // the block store
+  if (formats != "csv") bytes = add_sat(bytes, mul_sat(values, 8));         // draws.nc, uncompressed
+  if (formats != "netcdf") bytes = add_sat(bytes, mul_sat(values, 25));     // draws.csv, ~25 bytes a value
+  bytes = add_sat(bytes, mul_sat(mul_sat(particles, add_sat(mul_sat(2, shape.dim), 8)), 16));  // checkpoints
+  bytes = add_sat(bytes, mul_sat(particles, 200));                           // particles.csv, json files
+  return bytes;
+}
+
+std::int64_t free_disk_bytes(const std::string& dir) {
+  if (const char* env = std::getenv("HMC_TEST_FREE_BYTES")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end && *end == '\0' && v >= 0) return v;
+  }
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  while (!p.empty() && !fs::exists(p, ec)) {
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  struct statvfs st {};
+  if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return -1;
+  return mul_sat(static_cast<std::int64_t>(st.f_bavail), static_cast<std::int64_t>(st.f_frsize));
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 6) v /= 1024.0, ++u;
+  char buf[48];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace hmc::services

@@ -1,0 +1,65 @@
+#pragma once
+/// \file
+/// \brief What a run will need, checked before anything is allocated or written:
+/// memory per rank (device and host) and disk for the results
+/// (docs/clusters.md#memory, docs/output.md#disk-space).
+
+#include "hmc/parallel/mpi_context.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace hmc::services {
+
+/// \brief The sizes of a model that drive memory: unconstrained coordinates, recorded
+/// parameters, per-particle scratch doubles, and the bytes its data takes on the device.
+struct ModelShape {
+  std::int64_t dim = 0;
+  std::int64_t num_params = 0;
+  std::int64_t scratch = 0;
+  std::int64_t data_bytes = 0;
+};
+
+/// \brief Estimated peak bytes of one rank: `device` (the sampler's views: state, model
+/// scratch, the block of recorded draws), `host` (the host copy of a block and, on rank
+/// 0, the gathered block, the checkpoint rows and the diagnostics' working arrays). On a
+/// host backend device and host are the same memory; `host` then includes `device`.
+struct MemoryEstimate {
+  std::int64_t device = 0;
+  std::int64_t host = 0;
+};
+
+/// Overflow-checked 64-bit size arithmetic: a * b and a + b, saturating at INT64_MAX.
+std::int64_t mul_sat(std::int64_t a, std::int64_t b);
+std::int64_t add_sat(std::int64_t a, std::int64_t b);
+
+/// \brief The estimate for the rank holding the most particles (rank 0) of a run of
+/// `ranks` ranks with the resolved config.
+MemoryEstimate estimate_memory(const nlohmann::json& config, const ModelShape& shape, int ranks);
+
+/// \brief Physical memory this process may use: the smaller of the machine's and the
+/// cgroup's limit (Slurm's --mem); 0 if unknown.
+std::int64_t host_memory_bytes();
+
+/// \brief Refuses (ConfigError naming /sampler/particles, the need and the memory) a
+/// run whose estimate exceeds the host's memory shared by `ranks_on_node` ranks, or the
+/// device's memory. Rank 0 only.
+void check_memory(const nlohmann::json& config, const ModelShape& shape, int ranks, int ranks_on_node);
+
+/// \brief Ranks of this job on the calling rank's node (collective).
+int ranks_on_node(const parallel::MpiContext& mpi);
+
+/// \brief Upper bound of the bytes a run writes at its peak: the block store, the
+/// result files (netCDF uncompressed, CSV at ~24 bytes a value) and a checkpoint.
+std::int64_t estimate_output_bytes(const nlohmann::json& config, const ModelShape& shape);
+
+/// \brief Free bytes on the file system holding `dir` (or its nearest existing parent);
+/// the test hook HMC_TEST_FREE_BYTES=N overrides it. -1 if unknown.
+std::int64_t free_disk_bytes(const std::string& dir);
+
+/// \brief Human-readable size: "512 MiB", "1.5 GiB".
+std::string format_bytes(std::int64_t bytes);
+
+}  // namespace hmc::services

@@ -1,0 +1,146 @@
+// Bounded JSON input and safe JSON output (io/json_text), and the size arithmetic and
+// estimates that guard memory and disk (services/resources).
+
+#include "hmc/io/json_text.hpp"
+#include "hmc/services/resources.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+namespace {
+
+using hmc::io::JsonInputError;
+using nlohmann::json;
+
+std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(JsonText, DepthLimitIsEnforcedBeforeParsing) {
+  EXPECT_NO_THROW(hmc::io::parse_bounded(nested(hmc::io::kMaxJsonDepth)));
+  // Far past any stack: refused by the scan, not by a crash in the parser.
+  for (int depth : {hmc::io::kMaxJsonDepth + 1, 70000, 1000000}) {
+    try {
+      hmc::io::parse_bounded(nested(depth));
+      FAIL() << "depth " << depth << " accepted";
+    } catch (const JsonInputError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper than 256"), std::string::npos) << e.what();
+    }
+  }
+  // Brackets inside strings do not count; escaped quotes do not end a string.
+  EXPECT_EQ(hmc::io::json_depth("{\"a\": \"[[[[\\\"[[[\"}", 256), 1);
+  std::size_t where = 0;
+  EXPECT_EQ(hmc::io::json_depth("[[[", 2, &where), 3);
+  EXPECT_EQ(where, 2u);
+}
+
+TEST(JsonText, SyntaxErrorsSayWhereWithoutEchoingInput) {
+  try {
+    hmc::io::parse_bounded("{\"a\": \xff\xfe}");
+    FAIL();
+  } catch (const JsonInputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("is not valid JSON (line 1, column", 0), 0u) << what;
+    EXPECT_EQ(what.find('\xff'), std::string::npos);
+  }
+}
+
+TEST(JsonText, DumpReplacesBytesThatAreNotUtf8) {
+  const json j = {{"dir", std::string("/tmp/x\xff")}};
+  EXPECT_THROW((void)j.dump(), json::type_error);  // nlohmann's default: the reason for dump_text
+  EXPECT_EQ(hmc::io::dump_text(j), "{\"dir\":\"/tmp/x\xEF\xBF\xBD\"}");
+  // Transport between ranks keeps the bytes.
+  EXPECT_EQ(hmc::io::from_transport(hmc::io::to_transport(j))["dir"].get<std::string>(), "/tmp/x\xff");
+}
+
+TEST(JsonText, ShownIsShortAndCheap) {
+  json big = json::array();
+  for (int i = 0; i < 100000; ++i) big.push_back(i);
+  const std::string s = hmc::io::shown(big);
+  EXPECT_LE(s.size(), 40u);
+  EXPECT_EQ(s.rfind("[0,1,2,3", 0), 0u) << s;
+  EXPECT_EQ(hmc::io::shown(json(1.5)), "1.5");
+  EXPECT_EQ(hmc::io::shown(json(std::string(100, 'x'))).size(), 40u);
+}
+
+TEST(JsonText, PrintableMakesOneValidLine) {
+  EXPECT_EQ(hmc::io::printable("a\nb\tc"), "a b c");
+  EXPECT_EQ(hmc::io::printable("x\xff"), "x\xEF\xBF\xBD");
+  EXPECT_EQ(hmc::io::printable("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");  // "été" stays
+  EXPECT_EQ(hmc::io::printable("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");     // overlong '/'
+  // A cut never splits a character.
+  const std::string cut = hmc::io::printable(std::string(20, '\xC3') + "", 10);
+  EXPECT_LE(cut.size(), 10u);
+}
+
+TEST(JsonText, InputFilesAreCheckedBeforeReading) {
+  const auto dir = std::filesystem::temp_directory_path() / "hmc-json-text-test";
+  std::filesystem::create_directories(dir);
+  auto message = [](const std::string& path, std::int64_t limit) {
+    try {
+      hmc::io::read_input_file(path, limit);
+    } catch (const JsonInputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(dir.string(), 1 << 20), "is a directory");
+  EXPECT_EQ(message((dir / "missing.json").string(), 1 << 20).rfind("cannot open: ", 0), 0u);
+  const auto empty = (dir / "empty.json").string();
+  std::ofstream(empty) << "  \n";
+  EXPECT_EQ(message(empty, 1 << 20), "is empty");
+  const auto big = (dir / "big.json").string();
+  std::ofstream(big) << std::string(3 << 20, ' ') << "{}";
+  EXPECT_EQ(message(big, 1 << 20).rfind("is larger than 1 MiB", 0), 0u);
+  EXPECT_EQ(message(big, 4 << 20), "accepted");
+  // A character device is read only up to the limit.
+  EXPECT_EQ(message("/dev/zero", 1 << 20).rfind("is larger than 1 MiB", 0), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Resources, SaturatingSizes) {
+  const auto max = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(hmc::services::mul_sat(3, 4), 12);
+  EXPECT_EQ(hmc::services::mul_sat(std::int64_t{1} << 40, std::int64_t{1} << 40), max);
+  EXPECT_EQ(hmc::services::add_sat(max - 1, 5), max);
+  EXPECT_EQ(hmc::services::format_bytes(512), "512 bytes");
+  EXPECT_EQ(hmc::services::format_bytes(std::int64_t{3} << 29), "1.5 GiB");
+}
+
+json small_config(std::int64_t particles) {
+  return {{"sampler", {{"particles", particles}, {"warmup", 100}, {"draws", 1000}, {"thin", 1},
+                       {"adapt", {{"metric", "diag"}}}}},
+          {"output", {{"flush_every", 0}, {"save_warmup", false}, {"formats", "netcdf"}}}};
+}
+
+TEST(Resources, MemoryEstimateScalesWithParticlesAndRanks) {
+  const hmc::services::ModelShape shape{100, 100, 0, 0};
+  const auto one = hmc::services::estimate_memory(small_config(1 << 16), shape, 1);
+  const auto two = hmc::services::estimate_memory(small_config(1 << 16), shape, 2);
+  EXPECT_GT(one.device, 0);
+  EXPECT_LT(two.device, one.device);
+  // A billion particles of a million coordinates: saturates, never wraps negative.
+  const auto huge = hmc::services::estimate_memory(small_config(1000000000), {1000000, 1000000, 0, 0}, 1);
+  EXPECT_GT(huge.device, std::int64_t{1} << 50);
+  EXPECT_GT(huge.host, std::int64_t{1} << 50);
+  EXPECT_THROW(hmc::services::check_memory(small_config(1000000000), shape, 1, 1), std::exception);
+  EXPECT_NO_THROW(hmc::services::check_memory(small_config(64), shape, 1, 1));
+}
+
+TEST(Resources, OutputEstimateAndFreeSpaceHook) {
+  const hmc::services::ModelShape shape{2, 2, 0, 0};
+  auto c = small_config(4096);
+  const std::int64_t nc = hmc::services::estimate_output_bytes(c, shape);
+  EXPECT_GE(nc, 2 * 4096LL * 1000 * 8 * 8);  // store + draws.nc, 8 values a draw
+  c["output"]["formats"] = "both";
+  EXPECT_GT(hmc::services::estimate_output_bytes(c, shape), nc);
+  setenv("HMC_TEST_FREE_BYTES", "1234", 1);
+  EXPECT_EQ(hmc::services::free_disk_bytes("/nonexistent/dir"), 1234);
+  unsetenv("HMC_TEST_FREE_BYTES");
+  EXPECT_GT(hmc::services::free_disk_bytes("/nonexistent/dir/below"), 0);  // its nearest existing parent, /
+}
+
+}  // namespace
