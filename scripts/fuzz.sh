@@ -9,7 +9,8 @@
 #
 # Seeds, rebuilt at every call into $HMC_FUZZ_BUILD_DIR/fuzz/seeds: every
 # tests/cli/bad/**/*.json and configs/*.json, each with the data file it names
-# as its data section (tests/fuzz/framing.hpp), plus a few --set variants.
+# as its data section (tests/fuzz/framing.hpp), plus a few --set variants, plus
+# the past findings in tests/fuzz/regressions/ (add each fixed finding there).
 # The corpus the fuzzer grows stays in $HMC_FUZZ_BUILD_DIR/fuzz/corpus between
 # calls. A finding (crash, sanitizer report, exception other than hmc's
 # ConfigError/DataError/RunError, timeout, out-of-memory) is saved in
@@ -128,6 +129,12 @@ if [[ -f configs/coin_toss.json ]]; then
   "$seed_tool" configs/coin_toss.json "$FUZZ_DIR/seeds/set-3" model.data=data.json 'model.data={"tosses":[[1,0],[0]]}' sampler..x=1
   n=$((n + 3))
 fi
+# inputs that once failed (already framed): they stay fixed
+for f in tests/fuzz/regressions/*; do
+  [[ -f $f ]] || continue
+  cp "$f" "$FUZZ_DIR/seeds/regression-$(basename "$f")"
+  n=$((n + 1))
+done
 ((n > 0)) || die "no seeds found (tests/cli/bad, configs)"
 log "seeds: $n in $FUZZ_DIR/seeds"
 

@@ -7,6 +7,7 @@
 #include "hmc/io/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/results.hpp"
+#include "hmc/services/preflight.hpp"
 #include "hmc/services/resources.hpp"
 #include "hmc/services/session.hpp"
 #include "hmc/services/signals.hpp"
@@ -193,57 +194,6 @@ std::string version_text() {
   return os.str();
 }
 
-/// Settings that only make sense with the model's dimension in hand.
-void check_against_model(const json& c, int dim, const hmc::models::ModelEntry& entry) {
-  if (c["sampler"]["init"]["strategy"] == "prior" && !entry.samples_prior) {
-    throw hmc::ConfigError("config error: /sampler/init/strategy \"prior\": model " + entry.name +
-                           " cannot draw from its prior (use \"uniform\" or \"values\")");
-  }
-  const auto& init = c["sampler"]["init"];
-  const bool values = init["strategy"] == "values";
-  if (values != init.contains("values")) {
-    throw hmc::ConfigError(values ? "config error: /sampler/init/strategy \"values\" needs /sampler/init/values"
-                                  : "config error: /sampler/init/values needs /sampler/init/strategy \"values\"");
-  }
-  if (values && static_cast<int>(init["values"].size()) != dim) {
-    throw hmc::ConfigError("config error: /sampler/init/values has " + std::to_string(init["values"].size()) +
-                           " entries; the model has " + std::to_string(dim) + " unconstrained coordinates");
-  }
-  const double eps = c["sampler"]["step_size"].get<double>();
-  const double length = eps * c["sampler"]["leapfrog_steps"].get<double>();
-  if (!std::isfinite(length)) {
-    throw hmc::ConfigError("config error: /sampler/step_size " + hmc::io::shown(c["sampler"]["step_size"]) +
-                           " x /sampler/leapfrog_steps: the path length is not finite");
-  }
-  if (!(length > 0.0) || !(eps * c["sampler"]["adapt"]["max_leapfrog"].get<double>() > 0.0)) {
-    throw hmc::ConfigError("config error: /sampler/step_size " + hmc::io::shown(c["sampler"]["step_size"]) +
-                           " is too small to move (its products with the step counts underflow to 0)");
-  }
-  const auto superchains = c["diagnostics"]["superchains"].get<std::int64_t>();
-  const auto particles = c["sampler"]["particles"].get<std::int64_t>();
-  if (superchains > 0 && (superchains < 2 || particles % superchains != 0)) {
-    throw hmc::ConfigError("config error: /diagnostics/superchains must be at least 2 and divide /sampler/particles (" +
-                           std::to_string(particles) + "), got " + std::to_string(superchains));
-  }
-  if (c["sampler"]["adapt"]["metric"] == "dense" && dim > hmc::sampler::kMaxDenseDim) {
-    throw hmc::ConfigError("config error: /sampler/adapt/metric \"dense\" supports up to " +
-                           std::to_string(hmc::sampler::kMaxDenseDim) + " coordinates; the model has " +
-                           std::to_string(dim) + " (use \"diag\")");
-  }
-}
-
-/// Refuses (exit 4) a run whose results cannot fit on the output file system.
-void check_disk(const json& c, const hmc::services::ModelShape& shape) {
-  const std::string dir = c["output"]["dir"].get<std::string>();
-  const std::int64_t need = hmc::services::estimate_output_bytes(c, shape);
-  const std::int64_t free = hmc::services::free_disk_bytes(dir);
-  if (free >= 0 && need > free) {
-    throw hmc::RunError("run error: /output/dir " + hmc::io::printable(dir) + ": the run needs about " +
-                        hmc::services::format_bytes(need) + " of disk (store, results, checkpoint), but only " +
-                        hmc::services::format_bytes(free) + " are free there (docs/output.md#disk-space)");
-  }
-}
-
 /// Runs `f` on rank 0 and turns an hmc error there into its exit code (printed as one
 /// line); every rank gets the code.
 template <class F>
@@ -278,9 +228,9 @@ int resolve_everywhere(const hmc::parallel::MpiContext& mpi, const Options& opt,
     resolved = hmc::io::resolve_config(opt.config, opt.sets, hmc::models::model_names(), hmc::models::model_keys);
     const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
     const auto shape = entry->check(resolved.config["model"], resolved.data);
-    check_against_model(resolved.config, static_cast<int>(shape.dim), *entry);
+    hmc::services::check_against_model(resolved.config, shape, entry->name, entry->samples_prior);
     if (check_resources) hmc::services::check_memory(resolved.config, shape, mpi.size(), node_ranks);
-    if (check_resources && !opt.validate) check_disk(resolved.config, shape);
+    if (check_resources && !opt.validate) hmc::services::check_disk(resolved.config, shape);
     payload = hmc::io::to_transport(json{{"config", resolved.config}, {"data", resolved.data}});
   });
   if (code != hmc::kExitOk) return code;

@@ -7,7 +7,8 @@
 /// apps/hmc/main.cpp (resolve_everywhere and what follows it):
 ///   hmc::io::resolve_config(config, sets, model names, model keys)   read, override, validate, load data
 ///   registry entry ->check(model, data)                               the model parses its data
-///   json{config, data}.dump(), config.dump(2)                         the rank-0 broadcast, --validate
+///   check_against_model, check_memory, estimate_output_bytes          the preflight checks
+///   to_transport/from_transport, dump_text(config, 2)                 the rank-0 broadcast, --validate
 ///   hmc::io::settings_from_config(config)                             what a run and diagnose read
 /// ConfigError, DataError and RunError are the expected outcomes of bad input (exit codes
 /// 2, 3, 4). Anything else is a finding: another exception (uncaught here, so libFuzzer
@@ -17,6 +18,9 @@
 #include "framing.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/io/json_text.hpp"
+#include "hmc/services/preflight.hpp"
+#include "hmc/services/resources.hpp"
 #include "registry.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -94,14 +98,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
     if (!entry) {
       std::fprintf(stderr, "fuzz_config: a validated config names no known model: %s\n",
-                   resolved.config["model"]["name"].dump().c_str());
+                   hmc::io::dump_text(resolved.config["model"]["name"]).c_str());
       std::abort();
     }
-    entry->check(resolved.config["model"], resolved.data);
-    const std::string payload = nlohmann::json{{"config", resolved.config}, {"data", resolved.data}}.dump();
-    const std::string shown = resolved.config.dump(2);
+    const auto shape = entry->check(resolved.config["model"], resolved.data);
+    hmc::services::check_against_model(resolved.config, shape, entry->name, entry->samples_prior);
+    hmc::services::check_memory(resolved.config, shape, 1, 1);
+    (void)hmc::services::estimate_output_bytes(resolved.config, shape);
+    const nlohmann::json both{{"config", resolved.config}, {"data", resolved.data}};
+    const std::string payload = hmc::io::to_transport(both);
+    if (hmc::io::from_transport(payload) != both) {
+      std::fprintf(stderr, "fuzz_config: the rank-0 broadcast does not round-trip\n");
+      std::abort();
+    }
+    const std::string shown = hmc::io::dump_text(resolved.config, 2);
     const auto settings = hmc::io::settings_from_config(resolved.config);
-    (void)payload;
     (void)shown;
     (void)settings;
   } catch (const hmc::ConfigError&) {

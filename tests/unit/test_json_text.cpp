@@ -70,7 +70,7 @@ TEST(JsonText, PrintableMakesOneValidLine) {
   EXPECT_EQ(hmc::io::printable("a\nb\tc"), "a b c");
   EXPECT_EQ(hmc::io::printable("x\xff"), "x\xEF\xBF\xBD");
   EXPECT_EQ(hmc::io::printable("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");  // "été" stays
-  EXPECT_EQ(hmc::io::printable("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");     // overlong '/'
+  EXPECT_EQ(hmc::io::printable("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");    // overlong '/'
   // A cut never splits a character.
   const std::string cut = hmc::io::printable(std::string(20, '\xC3') + "", 10);
   EXPECT_LE(cut.size(), 10u);
@@ -111,8 +111,8 @@ TEST(Resources, SaturatingSizes) {
 }
 
 json small_config(std::int64_t particles) {
-  return {{"sampler", {{"particles", particles}, {"warmup", 100}, {"draws", 1000}, {"thin", 1},
-                       {"adapt", {{"metric", "diag"}}}}},
+  return {{"sampler",
+           {{"particles", particles}, {"warmup", 100}, {"draws", 1000}, {"thin", 1}, {"adapt", {{"metric", "diag"}}}}},
           {"output", {{"flush_every", 0}, {"save_warmup", false}, {"formats", "netcdf"}}}};
 }
 

@@ -129,11 +129,11 @@ std::int64_t estimate_output_bytes(const json& config, const ModelShape& shape) 
   const std::int64_t draws = add_sat(kept_draws(s, "draws"), warmup ? kept_draws(s, "warmup") : 0);
   const std::int64_t values = mul_sat(mul_sat(particles, draws), add_sat(shape.num_params, io::kNumStats));
   const std::string formats = config["output"]["formats"].get<std::string>();
-  std::int64_t bytes = mul_sat(values, 8);                                   // the block store
-  if (formats != "csv") bytes = add_sat(bytes, mul_sat(values, 8));         // draws.nc, uncompressed
-  if (formats != "netcdf") bytes = add_sat(bytes, mul_sat(values, 25));     // draws.csv, ~25 bytes a value
+  std::int64_t bytes = mul_sat(values, 8);                               // the block store
+  if (formats != "csv") bytes = add_sat(bytes, mul_sat(values, 8));      // draws.nc, uncompressed
+  if (formats != "netcdf") bytes = add_sat(bytes, mul_sat(values, 25));  // draws.csv, ~25 bytes a value
   bytes = add_sat(bytes, mul_sat(mul_sat(particles, add_sat(mul_sat(2, shape.dim), 8)), 16));  // checkpoints
-  bytes = add_sat(bytes, mul_sat(particles, 200));                           // particles.csv, json files
+  bytes = add_sat(bytes, mul_sat(particles, 200));  // particles.csv, json files
   return bytes;
 }
 
