@@ -420,7 +420,8 @@ int main(int argc, char** argv) {
   try {
     return run_app(mpi, argc, argv, t0);
   } catch (const std::exception& e) {
-    std::cerr << "hmc: rank " << mpi.rank() << ": internal error: " << e.what() << "\n";
-    mpi.abort(hmc::kExitFailure);
+    // Often raised on one rank only: the line reaches rank 0's log (MpiContext::fail),
+    // and every rank ends.
+    mpi.fail("hmc: rank " + std::to_string(mpi.rank()) + ": internal error: " + e.what(), hmc::kExitFailure);
   }
 }
