@@ -480,7 +480,8 @@ int main(int argc, char** argv) {
     return run_app(mpi, static_cast<int>(hmc_argv.size()), hmc_argv.data(), std::vector<std::string>(argv, argv + argc),
                    t0);
   } catch (const std::exception& e) {
-    std::cerr << "hmc: rank " << mpi.rank() << ": internal error: " << e.what() << "\n";
-    mpi.abort(hmc::kExitFailure);
+    // Often raised on one rank only: the line reaches rank 0's log (MpiContext::fail),
+    // and every rank ends.
+    mpi.fail("hmc: rank " + std::to_string(mpi.rank()) + ": internal error: " + e.what(), hmc::kExitFailure);
   }
 }

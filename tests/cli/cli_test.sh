@@ -385,6 +385,61 @@ sys.exit(0 if want == got else 1)
 PY
 }
 
+case_watchdog() {
+  # /run/rank_timeout_s under MPI: a rank stopped by SIGSTOP, or whose main thread hangs,
+  # ends the whole job with exit code 4 well within 30 s of a 3 s timeout, with one line
+  # naming it. A run with a checkpoint keeps OUT.partial and resumes; one without leaves
+  # nothing. Rank 0 busy alone at the end for longer than the timeout is no fault.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" scenario rank kind it pattern out rc took t0 n
+  local common=(--config "$cfg" --set sampler.particles=64 --set sampler.warmup=100 --set sampler.draws=400
+    --set output.checkpoint_every=50 --set run.rank_timeout_s=3 --set log.level=warn)
+  # Whatever happens, no stopped rank outlives the test.
+  trap 'for p in $(pgrep -f -- "$work/"); do kill -CONT "$p"; kill -KILL "$p"; done 2>/dev/null; rm -rf "$work"' EXIT
+  for scenario in "1 STOP 300 its process does not respond" "0 STOP 300 its process does not respond" "1 HANG 20 busy without"; do
+    read -r rank kind it pattern <<<"$scenario"
+    out="$work/wd-$rank-$kind"
+    t0=$EPOCHREALTIME
+    HMC_TEST_SIGNAL="$it:$rank:$kind" timeout -k 10 60 "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" "${common[@]}" \
+      --set "output.dir=$out" >/dev/null 2>"$out.err"
+    rc=$?
+    took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    n=$(grep -c "^hmc: run error: rank $rank made no progress for [0-9]* s (/run/rank_timeout_s): $pattern" "$out.err")
+    if [[ $rc -ne 4 || $n -ne 1 || $(grep -c '^hmc: ' "$out.err") -ne 1 ]]; then
+      fail "$kind rank $rank at iteration $it: exit $rc after $took s: $(grep -v '^ *$' "$out.err" | head -5)"; continue
+    fi
+    awk -v t="$took" 'BEGIN { exit !(t < 30) }' || { fail "$kind rank $rank: the job took $took s to end"; continue; }
+    [[ -e "$out" ]] && { fail "$kind rank $rank: $out exists"; continue; }
+    if [[ $it -gt 50 ]]; then
+      # Checkpointed (every 50 iterations): resumable to the end.
+      [[ -s "$out.partial/checkpoint.bin" ]] || { fail "$kind rank $rank: no checkpoint kept"; continue; }
+      "$HMC" resume "$out" >/dev/null 2>"$out.resume.err" && [[ -s "$out/summary.json" && ! -e "$out.partial" ]] \
+        || { fail "$kind rank $rank: resume: $(tail -2 "$out.resume.err")"; continue; }
+    elif [[ -e "$out.partial" ]]; then
+      fail "$kind rank $rank before the first checkpoint: $out.partial left behind"; continue
+    fi
+    pass "$kind rank $rank at iteration $it: exit 4 after $took s: $(grep '^hmc: ' "$out.err")"
+  done
+  # The end phase (diagnostics, draws.csv and a deflate-9 draws.nc for 4096 x 1000 draws,
+  # over 1 s here) on rank 0 alone outlasts a 0.5 s timeout while rank 1 waits: the run
+  # succeeds. (Its timings in summary.json show that the end phase did outlast it.)
+  out="$work/wd-end"
+  if ! timeout -k 10 300 "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" --config "$cfg" --set sampler.particles=4096 \
+      --set sampler.warmup=50 --set sampler.draws=1000 --set sampler.adapt.trajectory=fixed \
+      --set sampler.leapfrog_steps=1 --set output.formats=both --set output.compression=9 --set run.rank_timeout_s=0.5 \
+      --set log.level=warn \
+      --set "output.dir=$out" >/dev/null 2>"$out.err"; then
+    fail "long end phase with a 0.5 s timeout: $(grep -v '^ *$' "$out.err" | head -3)"; return
+  fi
+  local end_s
+  end_s=$(sed -n -e 's/.*"diagnostics": \([0-9.]*\).*/\1/p' -e 's/.*"write": \([0-9.]*\).*/\1/p' "$out/summary.json" \
+    | awk '{ s += $1 } END { print s }')
+  if awk -v s="$end_s" 'BEGIN { exit !(s > 0.5) }'; then
+    pass "rank 0 alone for $end_s s at the end with a 0.5 s timeout: exit 0"
+  else
+    fail "the end phase took only $end_s s, not more than the 0.5 s timeout: make the test's run larger"
+  fi
+}
+
 "case_$1"
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]

@@ -291,6 +291,20 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
        {},
        false,
        "a progress line every N iterations; 0: about ten lines per run"});
+
+  add({"/run", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "fault handling of the job"});
+  // Ten minutes: far above one iteration (or building the model) of any run that fits a
+  // node, and short against a batch job's hours, so a hung rank stops the job, not its time.
+  add({"/run/rank_timeout_s",
+       K::kNumber,
+       600.0,
+       0.0,
+       1e9,
+       false,
+       {},
+       false,
+       "under MPI: a rank whose process stops responding, or that computes this long without reaching its next "
+       "MPI call, ends the job (exit code 4, a message naming the rank); 0: no watchdog"});
   return keys;
 }
 

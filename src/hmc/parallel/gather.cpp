@@ -1,5 +1,7 @@
 #include "hmc/parallel/gather.hpp"
 
+#include "hmc/parallel/watchdog.hpp"
+
 #include <vector>
 
 namespace hmc::parallel {
@@ -30,6 +32,7 @@ void gather_block(const MpiContext& mpi, const Decomposition& dec, const double*
                   std::int64_t width) {
   if (width == 0) return;
   const ParticleBlocks b(dec, width);
+  const WaitingForRanks waiting;
   MPI_Gatherv(send, static_cast<int>(dec.count()), b.type, recv, b.counts.data(), b.displs.data(), b.type, 0,
               mpi.comm());
 }
@@ -39,6 +42,7 @@ void scatter_block(const MpiContext& mpi, const Decomposition& dec, const double
                    std::int64_t width) {
   if (width == 0) return;
   const ParticleBlocks b(dec, width);
+  const WaitingForRanks waiting;
   MPI_Scatterv(send, b.counts.data(), b.displs.data(), b.type, recv, static_cast<int>(dec.count()), b.type, 0,
                mpi.comm());
 }
@@ -90,6 +94,7 @@ sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec
   gather_block(mpi, dec, local.divergences.data(), all.divergences.data(), 1);
 
   long long evals = local.grad_evals, total_evals = 0;
+  const WaitingForRanks waiting;
   MPI_Reduce(&evals, &total_evals, 1, MPI_LONG_LONG, MPI_SUM, 0, mpi.comm());
   double slowest = local.sampling_s;
   MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());

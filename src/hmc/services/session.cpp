@@ -11,6 +11,7 @@
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/parallel/gather.hpp"
+#include "hmc/parallel/watchdog.hpp"
 #include "hmc/services/progress.hpp"
 #include "hmc/services/signals.hpp"
 
@@ -21,10 +22,12 @@
 #include <cstdlib>
 #include <cinttypes>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <sys/resource.h>
 
@@ -45,6 +48,7 @@ void on_root(const parallel::MpiContext& mpi, F&& f) {
   int code = kExitOk;
   std::string what;
   if (mpi.root()) {
+    const parallel::SoloWork solo;  // the other ranks wait in the broadcast below
     try {
       f();
     } catch (const ConfigError& e) {
@@ -69,6 +73,7 @@ std::string fingerprint(const json& config, const json& data) {
   json c = config;
   c.erase("output");
   c.erase("log");
+  c.erase("run");
   const std::string text = io::dump_text(c) + "\n" + io::dump_text(data);
   io::Checksum sum;
   sum.update(text.data(), text.size());
@@ -194,8 +199,9 @@ Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec)
   settings_.save_warmup = spec_.config["output"]["save_warmup"].get<bool>();
   dec_ = parallel::Decomposition{settings_.particles, mpi_.size(), mpi_.rank()};
   checkpoint_every_ = spec_.config["output"]["checkpoint_every"].get<int>();
-  // Test hook: HMC_TEST_SIGNAL=ITERATION[:RANK[:KILL]] makes this process signal itself
-  // (SIGTERM, or SIGKILL) after that iteration, on every rank or on RANK only.
+  // Test hook: HMC_TEST_SIGNAL=ITERATION[:RANK[:KILL|STOP|HANG]] makes this process signal
+  // itself (SIGTERM, SIGKILL or SIGSTOP) after that iteration, on every rank or on RANK
+  // only; HANG: its main thread sleeps for ever there (a rank that stops progressing).
   if (const char* env = std::getenv("HMC_TEST_SIGNAL")) {
     int it = 0, rank = -1;
     char kind[8] = "";
@@ -203,7 +209,8 @@ Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec)
     if (n >= 1 && it > 0) {
       debug_signal_at_ = it;
       debug_signal_rank_ = n >= 2 ? rank : -1;
-      debug_signal_ = std::string(kind) == "KILL" ? SIGKILL : SIGTERM;
+      const std::string k = kind;
+      debug_signal_ = k == "KILL" ? SIGKILL : k == "STOP" ? SIGSTOP : k == "HANG" ? -1 : SIGTERM;
     }
   }
 }
@@ -326,6 +333,7 @@ void Session::write_block(const sampler::DrawBlock& b) {
 
 bool Session::stop_requested(int iteration) {
   if (debug_signal_at_ == iteration && (debug_signal_rank_ < 0 || debug_signal_rank_ == mpi_.rank())) {
+    while (debug_signal_ < 0) std::this_thread::sleep_for(std::chrono::seconds(1));
     std::raise(debug_signal_);
   }
   signal_ = mpi_.max(pending_signal());
@@ -390,6 +398,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
 
   int code = kExitOk;
   if (mpi_.root()) {
+    const parallel::SoloWork solo;  // diagnostics and writing; the other ranks wait for the code
     try {
       io::RunTotals totals;
       totals.grad_evals = evals;
@@ -489,6 +498,25 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
 
 int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunner& runner) {
   install_signal_handlers();
+  // An abort (a hung rank, an error on one rank) removes OUT.partial unless it holds a
+  // checkpoint to resume from, as any failed run does.
+  mpi.on_abort([paths = spec.paths] {
+    std::error_code ec;
+    if (!fs::exists(paths.checkpoint(), ec)) discard(paths);
+  });
+  // A checkpoint of an older hmc has no /run: the schema's default then.
+  const double timeout = spec.config.value(json::json_pointer("/run/rank_timeout_s"), 600.0);
+  if (!mpi.watch(timeout) && mpi.root()) {
+    spdlog::warn("this MPI library does not provide MPI_THREAD_MULTIPLE: /run/rank_timeout_s is ignored");
+  }
+  // Normal ends stop the watchdog here; an exception that leaves this function keeps it
+  // for MpiContext::fail in main, which hands the error to rank 0.
+  struct Unwatch {
+    const parallel::MpiContext& mpi;
+    ~Unwatch() {
+      if (std::uncaught_exceptions() == 0) mpi.unwatch();
+    }
+  } unwatch{mpi};
   Session session(mpi, spec);
   session.setup_s_ = seconds_since(spec.t0);
   try {

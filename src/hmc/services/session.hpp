@@ -122,7 +122,7 @@ class Session {
   int checkpoint_every_ = 0;
   bool checkpointed_ = false;  ///< a checkpoint exists: keep the staging directory on failure
   int signal_ = 0;
-  int debug_signal_at_ = 0, debug_signal_rank_ = -1, debug_signal_ = 0;  ///< HMC_TEST_SIGNAL
+  int debug_signal_at_ = 0, debug_signal_rank_ = -1, debug_signal_ = 0;  ///< HMC_TEST_SIGNAL (-1: hang)
   std::string note_;
   double setup_s_ = 0.0;
   Clock::time_point loop_start_ = Clock::now();
