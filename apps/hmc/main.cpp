@@ -20,6 +20,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -179,6 +181,20 @@ std::string check_kokkos_option(const std::string& arg) {
         break;
       default:
         ok = !value.empty(), want = "a value";
+    }
+    if (ok && (name == "--kokkos-tools-library" || name == "--kokkos-tools-libs")) {
+      // Kokkos only prints an error for a library it cannot load, and runs on unprofiled.
+      std::stringstream libs(value);
+      std::string lib;
+      while (std::getline(libs, lib, ';')) {
+        if (lib.empty()) continue;
+        void* handle = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+        if (!handle) {
+          const char* why = dlerror();
+          return name + ": cannot load " + hmc::io::printable(lib, 80) + ": " + hmc::io::printable(why ? why : "", 120);
+        }
+        dlclose(handle);
+      }
     }
     return ok ? "" : name + " must be " + want + " (got '" + hmc::io::printable(value, 40) + "')";
   }

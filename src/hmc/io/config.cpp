@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -103,9 +104,26 @@ void check_range(const KeySpec& spec, const json& v) {
   }
 }
 
+/// A number so close to 0 that it has lost precision (a subnormal double): no setting
+/// means that, and products with it underflow.
+bool subnormal(const json& v) {
+  if (!v.is_number_float()) return false;
+  const double x = v.get<double>();
+  return x != 0.0 && std::fabs(x) < std::numeric_limits<double>::min();
+}
+
 void check_value(const KeySpec& spec, const json& v) {
   if (!type_matches(spec, v)) {
     config_error(spec.pointer + " must be " + type_name(spec.type) + " (got " + shown(v) + ")");
+  }
+  if (v.is_string() && v.get_ref<const std::string&>().find('\0') != std::string::npos) {
+    config_error(spec.pointer + " must not contain a NUL character (got " + shown(v) + ")");
+  }
+  if (subnormal(v) || (v.is_array() && std::any_of(v.begin(), v.end(), [](const json& x) {
+                         return subnormal(x) || (x.is_array() && std::any_of(x.begin(), x.end(), subnormal));
+                       }))) {
+    config_error(spec.pointer + " holds a number below 2.2e-308 in magnitude (a subnormal double; got " + shown(v) +
+                 ")");
   }
   if (spec.type == KeyType::kNumberArray || spec.type == KeyType::kNumberMatrix) {
     for (const auto& x : v) check_range(spec, x);
@@ -212,6 +230,9 @@ void apply_override(json& config, const std::string& assignment) {
     pointer += "/" + segments[i];
     node = &(*node)[segments[i]];
   }
+  if (pointer == "/model/data" && value.is_string() && value.get_ref<const std::string&>().empty()) {
+    config_error("--set model.data: /model/data must not be empty (a file name, or an inline object)");
+  }
   if (pointer == "/model/data" && value.is_string()) {
     value = fs::absolute(value.get<std::string>()).lexically_normal().string();
   }
@@ -256,6 +277,7 @@ void validate_config(json& config, const std::vector<std::string>& model_names, 
 
   auto& data = config["model"];
   if (data.contains("data") && data["data"].is_string()) {
+    if (data["data"].get_ref<const std::string&>().empty()) config_error("/model/data must not be empty");
     fs::path p = data["data"].get<std::string>();
     if (p.is_relative()) p = fs::path(config_dir) / p;
     data["data"] = fs::absolute(p).lexically_normal().string();

@@ -56,8 +56,18 @@ json parse_bounded(const std::string& text) {
     throw JsonInputError("is nested deeper than " + std::to_string(kMaxJsonDepth) +
                          " levels of arrays and objects (at byte " + std::to_string(where) + ")");
   }
+  const auto nul = text.find('\0');
+  if (nul != std::string::npos) {
+    throw JsonInputError("is not valid JSON (a NUL byte at byte " + std::to_string(nul) + ")");
+  }
   try {
     return json::parse(text);
+  } catch (const json::out_of_range& e) {
+    // e.g. "number overflow parsing '1e400'": a number no double holds
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw JsonInputError("is not valid JSON (" + printable(what, 80) + ")");
   } catch (const json::parse_error& e) {
     // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while
     // parsing value - invalid literal; last read: '...'": keep where and why, not the bytes read.

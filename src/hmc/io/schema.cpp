@@ -73,7 +73,7 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
   add({"/sampler/thin", K::kInteger, 1, 1, 1e9, false, {}, false, "record every thin-th post-warmup iteration"});
   add({"/sampler/step_size", K::kNumber, 0.1, 0.0, {}, true, {}, false, "leapfrog step size"});
   add({"/sampler/leapfrog_steps", K::kInteger, 10, 1, 1e6, false, {}, false, "leapfrog steps per transition"});
-  add({"/sampler/temperature", K::kNumber, 1.0, 0.0, {}, true, {}, false, "T: the ensemble samples p(q)^(1/T)"});
+  add({"/sampler/temperature", K::kNumber, 1.0, 0.0, 1e6, true, {}, false, "T: the ensemble samples p(q)^(1/T)"});
   add({"/sampler/init", K::kSection, nlohmann::json::object(), {}, {}, false, {}, false, "initial positions"});
   add({"/sampler/init/strategy",
        K::kString,

@@ -34,7 +34,12 @@ void check_against_model(const json& c, const ModelShape& shape, const std::stri
     throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
                       " x /sampler/leapfrog_steps: the path length is not finite");
   }
-  if (!(length > 0.0) || !(eps * c["sampler"]["adapt"]["max_leapfrog"].get<double>() > 0.0)) {
+  const double longest = eps * c["sampler"]["adapt"]["max_leapfrog"].get<double>();
+  if (!std::isfinite(longest)) {
+    throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
+                      " x /sampler/adapt/max_leapfrog: the longest path is not finite");
+  }
+  if (!(length > 0.0) || !(longest > 0.0)) {
     throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
                       " is too small to move (its products with the step counts underflow to 0)");
   }
