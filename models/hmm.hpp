@@ -30,7 +30,9 @@
 /// (and its gradient), 6 KB at most. log_density(q) builds A and π from q once, then
 /// computes the emission probabilities from q as it goes (categorical: O(V) per
 /// observation, as it cannot hold the K x V matrix without scratch); it is used only at
-/// initialisation, by `hmc diagnose` and in tests. log_density_gradient(q, grad,
+/// initialisation, by `hmc diagnose` and in tests. log_density(q, scratch) builds the
+/// parameters into nx scratch doubles and runs the forward pass alone on them: the
+/// finite differences of `hmc diagnose` use it. log_density_gradient(q, grad,
 /// scratch) builds the constrained parameters and their gradients in the particle's
 /// scratch row, runs the forward pass keeping the one-step predictions
 /// pred_t(k) = P(s_t = k | y_1..y_{t-1}) and 1 / c_t for every t (scratch_size() =
@@ -376,6 +378,36 @@ struct Hmm {
     }
     if (initial_dirichlet) lp += a_initial * stick_log_jacobian(sub(q, u_init), K);
     const double total = lp + log_likelihood(q);
+    return math::isnan(total) ? -math::infinity() : total;
+  }
+
+  /// \brief Doubles that log_density(q, scratch) uses: the constrained parameters x.
+  int log_density_scratch_size() const { return nx; }
+
+  /// \brief log p(q) as log_density(q), with the parameters built once into `scratch`
+  /// (log_density_scratch_size() doubles) and the forward pass alone run on them: the
+  /// emission probabilities are read, not recomputed from q per observation (O(K²) per
+  /// step instead of O(K V) logs; 30 to 50 times faster for K = 5, V = 20). The same
+  /// arithmetic as the value of log_density_gradient. The gradient check (`hmc diagnose`)
+  /// evaluates its finite differences with it; the sampler does not call it.
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q, const Row& scratch) const {
+    const double lp_prior = materialise(q, scratch);
+    double pi[kMaxStates], A[kMaxStates * kMaxStates];
+    for (int k = 0; k < K; ++k) pi[k] = scratch(s_init + k);
+    for (int k = 0; k < K * K; ++k) A[k] = scratch(k);
+    const Row none{nullptr, 0};
+    double ll;
+    switch (K) {
+      case 2:
+        ll = forward<2>(pi, A, EmissionFromScratch<2>{this, scratch}, none);
+        break;
+      case 3:
+        ll = forward<3>(pi, A, EmissionFromScratch<3>{this, scratch}, none);
+        break;
+      default:
+        ll = forward<0>(pi, A, EmissionFromScratch<0>{this, scratch}, none);
+    }
+    const double total = lp_prior + ll;
     return math::isnan(total) ? -math::infinity() : total;
   }
 

@@ -102,6 +102,17 @@ struct DiagnoseOptions {
   bool all = false;
 };
 
+/// A number > 0 and finite ("nan", "inf", "1e999" and words are refused).
+const CLI::Validator kFinitePositive(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double x = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(x) || !(x > 0.0))
+        return "must be a finite number > 0 (got \"" + text + "\")";
+      return std::string();
+    },
+    "NUMBER > 0");
+
 CLI::App* setup_diagnose(CLI::App& app, Options& opt, DiagnoseOptions& d) {
   CLI::App* sub = app.add_subcommand(
       "diagnose",
@@ -109,14 +120,16 @@ CLI::App* setup_diagnose(CLI::App& app, Options& opt, DiagnoseOptions& d) {
       "  exit code 5 if it fails (docs/cli.md)");
   sub->add_option("-c,--config", opt.config, "run config (JSON); see docs/config.md");
   sub->add_option("-s,--set", opt.sets, "override a config key, as for a run");
-  sub->add_option("--tolerance", d.tolerance, "largest accepted relative error |a - fd| / max(|a|, |fd|, 1)")
-      ->check(CLI::PositiveNumber)
+  sub->add_option("--tolerance", d.tolerance,
+                  "largest accepted relative error |a - fd| / max(|a|, |fd|, 1), on top of the measured "
+                  "rounding noise of fd (which must stay below 10 x tolerance)")
+      ->check(kFinitePositive)
       ->capture_default_str();
   sub->add_option("--points", d.points, "points to check: the starts of particles 0 .. N-1")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   sub->add_option("--step", d.rel_step, "finite-difference step, relative: step_j = STEP * max(1, |theta_j|)")
-      ->check(CLI::PositiveNumber)
+      ->check(kFinitePositive)
       ->capture_default_str();
   sub->add_flag("--all", d.all, "print every point, not only the worst point of each coordinate");
   return sub;
@@ -334,48 +347,62 @@ std::string format_number(const char* fmt, double x) {
   return buf;
 }
 
-/// The gradient-check table: one row per coordinate at its worst point (or every
-/// point with --all), then the log-density consistency and the verdict.
+/// The gradient-check table: one row per coordinate at its worst point (the one nearest
+/// to failing, or every point with --all), then the log-density consistency and the verdict.
 std::string gradient_table(const std::string& model, const hmc::sampler::Settings& s, const DiagnoseOptions& d,
                            const hmc::models::DiagnoseOutput& out) {
   const auto& c = out.check;
+  const double tol = d.tolerance;
   std::ostringstream os;
   os << "gradient check of " << model << ": " << c.dim() << " unconstrained coordinates at " << c.points()
      << " points, the starts of particles 0.." << c.points() - 1 << " (seed " << s.seed << ", init radius "
      << s.init_radius << (s.init_values.empty() ? "" : " around /sampler/init/values") << ")\n"
      << "sixth-order central differences, step " << d.rel_step << " * max(1, |theta_j|); relative error "
-     << "|analytic - fd| / max(|analytic|, |fd|, 1); tolerance " << d.tolerance << "\n\n";
+     << "|analytic - fd| / max(|analytic|, |fd|, 1); noise: the measured rounding noise of fd, relative;\n"
+     << "an entry passes when rel_error <= tolerance + noise and noise <= " << hmc::model::kResolvableNoise
+     << " * tolerance; tolerance " << tol << "\n\n";
   std::size_t width = std::string("coordinate").size();
   for (const auto& l : out.labels) width = std::max(width, l.size());
-  auto line = [&](const std::string& label, const std::string& particle, double a, double fd, double err) {
-    os << std::left << std::setw(static_cast<int>(width)) << label << std::right << std::setw(10) << particle
-       << std::setw(20) << format_number("%.10g", a) << std::setw(20) << format_number("%.10g", fd) << std::setw(12)
-       << format_number("%.2g", err) << (err <= d.tolerance ? "" : "  FAILED") << "\n";
+  auto line = [&](int i, int j) {
+    const char* verdict = !c.within(i, j, tol) ? "  FAILED" : (!c.resolved(i, j, tol) ? "  UNRESOLVED" : "");
+    os << std::left << std::setw(static_cast<int>(width)) << out.labels[j] << std::right << std::setw(10) << i
+       << std::setw(20) << format_number("%.10g", c.analytic(i, j)) << std::setw(20)
+       << format_number("%.10g", c.finite_diff(i, j)) << std::setw(12) << format_number("%.2g", c.error(i, j))
+       << std::setw(10) << format_number("%.2g", c.noise(i, j)) << verdict << "\n";
   };
   os << std::left << std::setw(static_cast<int>(width)) << "coordinate" << std::right << std::setw(10) << "particle"
-     << std::setw(20) << "analytic" << std::setw(20) << "finite_diff" << std::setw(12) << "rel_error"
+     << std::setw(20) << "analytic" << std::setw(20) << "finite_diff" << std::setw(12) << "rel_error" << std::setw(10)
+     << "noise"
      << "\n";
+  // Badness of an entry: failed first, then unresolved, then the nearest to failing.
+  auto rank = [&](int i, int j) {
+    return std::make_pair(!c.within(i, j, tol) ? 2 : (!c.resolved(i, j, tol) ? 1 : 0), c.ratio(i, j, tol));
+  };
   for (int j = 0; j < c.dim(); ++j) {
     int worst = 0;
     for (int i = 0; i < c.points(); ++i) {
-      if (d.all) line(out.labels[j], std::to_string(i), c.analytic(i, j), c.finite_diff(i, j), c.error(i, j));
-      if (!(c.error(i, j) <= c.error(worst, j))) worst = i;
+      if (d.all) line(i, j);
+      if (rank(worst, j) < rank(i, j)) worst = i;
     }
-    if (!d.all)
-      line(out.labels[j], std::to_string(worst), c.analytic(worst, j), c.finite_diff(worst, j), c.error(worst, j));
+    if (!d.all) line(worst, j);
   }
-  int worst_lp = 0;
-  for (int i = 0; i < c.points(); ++i)
+  int worst_lp = 0, worst_noise = 0;
+  for (int i = 0; i < c.points(); ++i) {
     if (!(c.lp_error(i) <= c.lp_error(worst_lp))) worst_lp = i;
-  os << "\nlog_density vs the value of log_density_gradient: largest relative difference "
-     << format_number("%.2g", c.lp_error(worst_lp)) << " (particle " << worst_lp << ", log density "
-     << format_number("%.10g", c.lp(worst_lp)) << ")\n";
+    if (!(c.lp_noise(i) <= c.lp_noise(worst_noise))) worst_noise = i;
+  }
+  os << "\nlog_density vs the value of log_density_gradient and the finite-difference density: largest relative "
+     << "difference " << format_number("%.2g", c.lp_error(worst_lp)) << " (particle " << worst_lp << ", log density "
+     << format_number("%.10g", c.lp(worst_lp)) << ")\n"
+     << "rounding noise of the log density (estimated from sixth differences): largest "
+     << format_number("%.2g", c.lp_noise(worst_noise)) << " (particle " << worst_noise << ", log density "
+     << format_number("%.10g", c.lp(worst_noise)) << ")\n";
   os << "largest relative error " << format_number("%.2g", c.max_error()) << ": "
-     << (c.passed(d.tolerance) ? "passed" : "FAILED") << "\n";
+     << (c.passed(tol) ? "passed" : "FAILED") << "\n";
   return os.str();
 }
 
-/// One line for stderr on failure: where the largest error is.
+/// One line for stderr on failure: where the check fails worst.
 std::string gradient_failure(const hmc::models::DiagnoseOutput& out, double tolerance) {
   const auto& c = out.check;
   for (int i = 0; i < c.points(); ++i) {
@@ -383,16 +410,35 @@ std::string gradient_failure(const hmc::models::DiagnoseOutput& out, double tole
       return "log density is not finite at the start of particle " + std::to_string(i);
     }
   }
-  int wi = 0, wj = -1;
+  // A wrong entry (the largest error over its bound), else a wrong log-density value,
+  // else an unresolved entry (the largest noise).
+  int wi = -1, wj = -1;
   double worst = 0.0;
-  for (int i = 0; i < c.points(); ++i) {
-    if (!(c.lp_error(i) <= worst)) worst = c.lp_error(i), wi = i, wj = -1;
+  for (int i = 0; i < c.points(); ++i)
     for (int j = 0; j < c.dim(); ++j)
-      if (!(c.error(i, j) <= worst)) worst = c.error(i, j), wi = i, wj = j;
+      if (!c.within(i, j, tolerance) && !(c.ratio(i, j, tolerance) <= worst))
+        worst = c.ratio(i, j, tolerance), wi = i, wj = j;
+  if (wi >= 0) {
+    return out.labels[wj] + " at the start of particle " + std::to_string(wi) + ": relative error " +
+           format_number("%.2g", c.error(wi, wj)) + " > tolerance " + format_number("%g", tolerance) + " + noise " +
+           format_number("%.2g", c.noise(wi, wj));
   }
-  const std::string where = wj < 0 ? "log_density and log_density_gradient disagree" : out.labels[wj];
-  return where + " at the start of particle " + std::to_string(wi) + ": relative error " +
-         format_number("%.2g", worst) + " > tolerance " + format_number("%g", tolerance);
+  for (int i = 0; i < c.points(); ++i)
+    if (!c.lp_passed(i, tolerance) && (wi < 0 || !(c.lp_error(i) <= c.lp_error(wi)))) wi = i;
+  if (wi >= 0) {
+    return "log_density and log_density_gradient disagree at the start of particle " + std::to_string(wi) +
+           ": relative error " + format_number("%.2g", c.lp_error(wi)) + " > tolerance " +
+           format_number("%g", tolerance);
+  }
+  for (int i = 0; i < c.points(); ++i)
+    for (int j = 0; j < c.dim(); ++j)
+      if (!c.resolved(i, j, tolerance) && (wi < 0 || !(c.noise(i, j) <= c.noise(wi, wj)))) wi = i, wj = j;
+  if (wi < 0) return "no entry failed";  // not reached: called only when the check failed
+  return out.labels[wj] + " at the start of particle " + std::to_string(wi) +
+         ": the finite differences cannot resolve it (noise " + format_number("%.2g", c.noise(wi, wj)) + " > " +
+         format_number("%g", hmc::model::kResolvableNoise) + " * tolerance " + format_number("%g", tolerance) +
+         "): the step is too small for the rounding noise of the log density, or too large for its curvature; "
+         "try another --step or a larger --tolerance";
 }
 
 /// `hmc diagnose`: config and data are resolved as for a run (same errors, same exit

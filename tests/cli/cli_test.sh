@@ -120,7 +120,7 @@ case_diagnose() {
     if ! out=$("$HMC" diagnose --config "$cfg" --set output.dir=SHOULD_NOT_EXIST 2>"$work/$name.diag.err"); then
       fail "diagnose $name: exit $?: $(tail -3 "$work/$name.diag.err") $(tail -5 <<<"$out")"; continue
     fi
-    if grep -qE '^coordinate +particle +analytic +finite_diff +rel_error$' <<<"$out" && grep -q '^theta\[1\]' <<<"$out" \
+    if grep -qE '^coordinate +particle +analytic +finite_diff +rel_error +noise$' <<<"$out" && grep -q '^theta\[1\]' <<<"$out" \
         && grep -q '^largest relative error .*: passed$' <<<"$out"; then
       pass "diagnose $name"
     else
@@ -132,9 +132,55 @@ case_diagnose() {
         --set sampler.init.radius=0.5) || fail "diagnose --all exited $?"
   [[ $(grep -c '^theta\[' <<<"$out") -eq 12 ]] && grep -q 'at 3 points' <<<"$out" && grep -q 'init radius 0.5' <<<"$out" \
     && pass "diagnose --points 3 --all --set" || fail "diagnose --points 3 --all --set: $out"
-  # A tolerance no finite difference meets: exit 5, one error line naming the place.
-  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: relative error' \
+  # A tolerance no finite difference can resolve: exit 5, one error line naming the place.
+  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: the finite differences cannot resolve it \(noise .* > 10 \* tolerance 1e-300\)' \
     -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --tolerance 1e-300
+  # A step so small that fd is 0 / 0: the error is not finite, exit 5.
+  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: relative error inf' \
+    -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --step 1e-300
+  # --tolerance and --step must be finite numbers > 0.
+  local opt value
+  for opt in --tolerance --step; do
+    for value in nan inf abc; do
+      expect_exit 2 "^hmc: $opt: must be a finite number > 0 \(got \"$value\"\)" \
+        -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" "$opt" "$value"
+    done
+  done
+  # At scale: a categorical HMM with K = 5, V = 20, T = 10,000 (115 coordinates, log p
+  # about -3e4) passes with the default options, in seconds. The data come from the
+  # project's shared make_hmm_data.py (../shared/data) where it is there, else from the
+  # same kind of simulation inline.
+  local gen="$HMC_SOURCE_DIR/../shared/data/make_hmm_data.py"
+  if [[ -f $gen ]]; then
+    python3 "$gen" 7 5 20 10000 "$work/hmm_k5_v20.json"
+  else
+    python3 - "$work/hmm_k5_v20.json" <<'PY'
+import json, random, sys
+rng, K, V, T = random.Random(7), 5, 20, 10000
+def simplex(n, a):
+    g = [rng.gammavariate(a, 1.0) for _ in range(n)]
+    return [x / sum(g) for x in g]
+trans, emit = [simplex(K, 1.0) for _ in range(K)], [simplex(V, 0.1) for _ in range(K)]
+z, words = 0, []
+for _ in range(T):
+    z = rng.choices(range(K), trans[z])[0]
+    words.append(rng.choices(range(V), emit[z])[0])
+json.dump({"num_states": K, "num_words": V, "words": words}, open(sys.argv[1], "w"))
+PY
+  fi
+  if [[ -s $work/hmm_k5_v20.json ]]; then
+    printf '{"model": {"name": "hmm", "data": "hmm_k5_v20.json", "emission": "categorical"}, "seed": 31}\n' \
+      >"$work/hmm_k5_v20_cfg.json"
+    if out=$("$HMC" diagnose --config "$work/hmm_k5_v20_cfg.json" 2>"$work/hmm_k5.diag.err"); then
+      grep -q '^gradient check of hmm: 115 unconstrained coordinates at 10 points' <<<"$out" \
+        && grep -q '^largest relative error .*: passed$' <<<"$out" && pass "diagnose hmm K=5 V=20 T=10000" \
+        || fail "diagnose hmm K=5 V=20 T=10000: $out"
+    else
+      fail "diagnose hmm K=5 V=20 T=10000: exit $?: $(tail -3 "$work/hmm_k5.diag.err")"
+    fi
+  else
+    fail "diagnose hmm K=5 V=20 T=10000: no data written"
+  fi
   # Config and data errors exactly as for a run.
   expect_exit 2 'unknown key /sampler/particle .*did you mean /sampler/particles' -- "$HMC" diagnose --config "$bad/unknown_key.json"
   expect_exit 3 'no_such_tosses\.json' -- "$HMC" diagnose --config "$bad/missing_data.json"
