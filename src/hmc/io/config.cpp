@@ -217,6 +217,9 @@ void apply_override(json& config, const std::string& assignment) {
     value = text;  // not JSON: a string, as documented
   }
 
+  if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos) {
+    config_error("--set key '" + printable(path) + "' has an empty part");
+  }
   std::string pointer;
   json* node = &config;
   std::stringstream parts(path);

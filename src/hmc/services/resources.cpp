@@ -94,8 +94,10 @@ std::int64_t host_memory_bytes() {
 void check_memory(const json& config, const ModelShape& shape, int ranks, int ranks_on_node) {
   const MemoryEstimate e = estimate_memory(config, shape, ranks);
   const std::int64_t particles = config["sampler"]["particles"].get<std::int64_t>();
+  const int params = static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30));
   const std::string what = "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) +
-                           " rank(s), " + std::to_string(shape.dim) + " coordinates each";
+                           " rank(s), " + std::to_string(shape.dim) + " coordinates each, blocks of " +
+                           std::to_string(block_draws(config, particles, params)) + " draws (/output/flush_every),";
   const std::int64_t device = device_memory_bytes();
   if (device > 0 && e.device > device) {
     throw ConfigError("config error: " + what + " need about " + format_bytes(e.device) +
