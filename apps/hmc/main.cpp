@@ -178,7 +178,8 @@ std::string check_kokkos_option(const std::string& arg) {
     const char* want = "";
     switch (o.value) {
       case KokkosValue::kPositive:
-        ok = parse_int(value, 1), want = "a positive integer";
+        // More threads than that only ends in the OpenMP runtime failing inside Kokkos.
+        ok = parse_int(value, 1) && std::stol(value) <= 4096, want = "an integer in 1..4096";
         break;
       case KokkosValue::kNonNegative:
         ok = parse_int(value, 0), want = "an integer >= 0";

@@ -486,6 +486,24 @@ case_watchdog() {
   fi
 }
 
+case_bytes() {
+  # Paths are bytes: an output directory and a data file whose names are not UTF-8 work,
+  # through a stop and a resume, and JSON output (summary --format json) replaces the bytes.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" data out rc
+  data="$work/"$'d\xff'; out="$work/"$'o\xfe'
+  mkdir -p "$data" && cp "$HMC_SOURCE_DIR/configs/data/coin_toss.json" "$data/t.json"
+  HMC_TEST_SIGNAL=100 "$HMC" --config "$cfg" --set "model.data=$data/t.json" --set "output.dir=$out" \
+    --set sampler.particles=16 --set log.level=warn >/dev/null 2>"$work/bytes.err"
+  rc=$?
+  [[ $rc -eq 75 ]] && pass "non-UTF-8 paths: stopped with 75" || fail "non-UTF-8 paths: exit $rc: $(cat "$work/bytes.err")"
+  "$HMC" resume "$out" >/dev/null 2>"$work/bytes.err" && [[ -s "$out/draws.nc" ]] \
+    && pass "non-UTF-8 paths: resumed" || fail "non-UTF-8 paths: resume: $(cat "$work/bytes.err")"
+  "$HMC" summary --format json "$out" >"$work/bytes.json" 2>"$work/bytes.err" \
+    && python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/bytes.json" \
+    && pass "summary --format json of a non-UTF-8 path is UTF-8 JSON" || fail "summary --format json: $(cat "$work/bytes.err")"
+  grep -q $'\xef\xbf\xbd' "$out/run.json" && pass "run.json replaces the bytes" || fail "run.json: no U+FFFD"
+}
+
 "case_$1"
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]

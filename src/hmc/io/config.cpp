@@ -207,9 +207,14 @@ void apply_override(json& config, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
   json value;
   std::size_t where = 0;
-  if (json_depth(text, kMaxJsonDepth, &where) > kMaxJsonDepth) {
-    config_error("--set " + printable(path) + ": value nested deeper than " + std::to_string(kMaxJsonDepth) +
-                 " levels (at byte " + std::to_string(where) + ")");
+  const auto key_parts = static_cast<int>(std::count(path.begin(), path.end(), '.')) + 1;
+  if (key_parts >= kMaxJsonDepth || json_depth(text, kMaxJsonDepth - key_parts, &where) > kMaxJsonDepth - key_parts) {
+    if (key_parts >= kMaxJsonDepth) {
+      config_error("--set key '" + printable(path, 60) + "' has " + std::to_string(key_parts) + " parts; the nesting limit is " +
+                   std::to_string(kMaxJsonDepth));
+    }
+    config_error("--set " + printable(path) + ": the key's parts and the value nest deeper than " +
+                 std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(where) + " of the value)");
   }
   try {
     value = parse_bounded(text);

@@ -50,10 +50,10 @@ int json_depth(const std::string& text, int limit, std::size_t* where) {
   return deepest;
 }
 
-json parse_bounded(const std::string& text) {
+json parse_bounded(const std::string& text, int max_depth) {
   std::size_t where = 0;
-  if (json_depth(text, kMaxJsonDepth, &where) > kMaxJsonDepth) {
-    throw JsonInputError("is nested deeper than " + std::to_string(kMaxJsonDepth) +
+  if (json_depth(text, max_depth, &where) > max_depth) {
+    throw JsonInputError("is nested deeper than " + std::to_string(max_depth) +
                          " levels of arrays and objects (at byte " + std::to_string(where) + ")");
   }
   const auto nul = text.find('\0');

@@ -35,7 +35,7 @@ class JsonInputError : public std::runtime_error {
 
 /// \brief Parses `text` as JSON after checking its nesting depth. Throws JsonInputError
 /// ("is nested deeper than 256 levels ... (at byte N)", "is not valid JSON (line L, column C: ...)").
-nlohmann::json parse_bounded(const std::string& text);
+nlohmann::json parse_bounded(const std::string& text, int max_depth = kMaxJsonDepth);
 
 /// \brief The deepest nesting of arrays/objects in `text` (strings skipped), or the byte
 /// offset where it first exceeds `limit` in `*where` (then returns limit + 1).

@@ -100,7 +100,7 @@ class Writer {
     check(nc_create(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_));
     created_ = true;
     put_attributes(ncid_);
-    put_text(ncid_, "hmc_layout", layout_json(layout).dump());  // after: an attribute cannot replace it
+    put_text(ncid_, "hmc_layout", dump_text(layout_json(layout)));  // after: an attribute cannot replace it
     std::vector<VarPlan> plans;
     for (int s = 0; s < 2; ++s) {
       const auto section = static_cast<Section>(s);
@@ -411,7 +411,7 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
     json j;
     try {
       j = json::parse(text);
-      if (j.at("format").get<int>() != kLayoutFormat) fail("hmc_layout format " + j.at("format").dump() + " unknown");
+      if (j.at("format").get<int>() != kLayoutFormat) fail("hmc_layout format " + dump_text(j.at("format")) + " unknown");
       layout_.particles = j.at("particles").get<std::int64_t>();
       layout_.param_names = j.at("param_names").get<std::vector<std::string>>();
       for (const auto& d : j.at("dim_names")) {

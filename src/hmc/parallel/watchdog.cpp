@@ -146,7 +146,8 @@ void Watchdog::beat(int tag) {
   for (int r = 0; r < size_; ++r) {
     if (!peer(r)) continue;
     Peer& p = peers_[r];
-    if (tag == kTagBeat && p.left) continue;  // it reads no more
+    // A peer that said goodbye still reads until this rank's goodbye: keep beating, so
+    // that it does not take this rank's remaining work (rank 0 cleaning up) for a hang.
     if (p.request != MPI_REQUEST_NULL) {
       int done = 0;
       MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);

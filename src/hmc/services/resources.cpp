@@ -44,7 +44,7 @@ std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
 
-MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int ranks) {
+MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int ranks, bool root) {
   const auto& s = config["sampler"];
   const std::int64_t particles = s["particles"].get<std::int64_t>();
   const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
@@ -67,10 +67,12 @@ MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int 
   // one column buffer, the gathered checkpoint rows (twice: gather and file image), and
   // the slices the diagnostics and writers read back.
   std::int64_t host = mul_sat(mul_sat(local, mul_sat(capacity, columns)), 8);
-  host = add_sat(host, mul_sat(mul_sat(particles, mul_sat(capacity, columns)), 8));
   host = add_sat(host, mul_sat(mul_sat(local, capacity), 8));
-  host = add_sat(host, mul_sat(mul_sat(particles, add_sat(mul_sat(2, dim), 8)), 16));
-  host = add_sat(host, mul_sat(6, kSliceBytes));
+  if (root) {
+    host = add_sat(host, mul_sat(mul_sat(particles, mul_sat(capacity, columns)), 8));
+    host = add_sat(host, mul_sat(mul_sat(particles, add_sat(mul_sat(2, dim), 8)), 16));
+    host = add_sat(host, mul_sat(6, kSliceBytes));
+  }
   host = add_sat(host, kBaseBytes);
   e.host = device_is_host_memory() ? add_sat(host, e.device) : host;
   return e;
@@ -105,9 +107,11 @@ void check_memory(const json& config, const ModelShape& shape, int ranks, int ra
                       " (use more ranks or fewer particles; docs/clusters.md#memory)");
   }
   const std::int64_t host = host_memory_bytes();
-  const std::int64_t node = mul_sat(e.host, std::max(1, ranks_on_node));
+  // Rank 0's node: rank 0 and its neighbours, which hold only their own particles.
+  const std::int64_t node =
+      add_sat(e.host, mul_sat(estimate_memory(config, shape, ranks, false).host, std::max(0, ranks_on_node - 1)));
   if (host > 0 && node > host) {
-    throw ConfigError("config error: " + what + " need about " + format_bytes(e.host) + " of memory per rank" +
+    throw ConfigError("config error: " + what + " need about " + format_bytes(e.host) + " of memory on rank 0" +
                       (ranks_on_node > 1 ? " (" + format_bytes(node) + " for the " + std::to_string(ranks_on_node) +
                                                " ranks on this node)"
                                          : std::string()) +

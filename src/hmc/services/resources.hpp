@@ -35,9 +35,10 @@ struct MemoryEstimate {
 std::int64_t mul_sat(std::int64_t a, std::int64_t b);
 std::int64_t add_sat(std::int64_t a, std::int64_t b);
 
-/// \brief The estimate for the rank holding the most particles (rank 0) of a run of
-/// `ranks` ranks with the resolved config.
-MemoryEstimate estimate_memory(const nlohmann::json& config, const ModelShape& shape, int ranks);
+/// \brief The estimate for a rank holding the most particles of a run of `ranks` ranks
+/// with the resolved config: rank 0 (`root`, which also gathers, checkpoints and
+/// summarises) or any other.
+MemoryEstimate estimate_memory(const nlohmann::json& config, const ModelShape& shape, int ranks, bool root = true);
 
 /// \brief Physical memory this process may use: the smaller of the machine's and the
 /// cgroup's limit (Slurm's --mem); 0 if unknown.
@@ -52,7 +53,7 @@ void check_memory(const nlohmann::json& config, const ModelShape& shape, int ran
 int ranks_on_node(const parallel::MpiContext& mpi);
 
 /// \brief Upper bound of the bytes a run writes at its peak: the block store, the
-/// result files (netCDF uncompressed, CSV at ~24 bytes a value) and a checkpoint.
+/// result files (netCDF uncompressed, CSV at 25 bytes a value) and a checkpoint.
 std::int64_t estimate_output_bytes(const nlohmann::json& config, const ModelShape& shape);
 
 /// \brief Free bytes on the file system holding `dir` (or its nearest existing parent);

@@ -172,7 +172,8 @@ int block_draws(const json& config, std::int64_t particles, int params) {
 RunSpec load_resume_spec(const OutputPaths& paths) {
   json j;
   try {
-    j = io::parse_bounded(io::read_input_file(paths.run_config(), io::kMaxConfigBytes + io::kMaxDataBytes));
+    j = io::parse_bounded(io::read_input_file(paths.run_config(), io::kMaxConfigBytes + io::kMaxDataBytes),
+                          io::kMaxJsonDepth + 2);  // {"config": ...} wraps an accepted config
   } catch (const io::JsonInputError& e) {
     const std::string why = e.what();
     if (why.rfind("cannot open", 0) == 0) {
@@ -185,6 +186,18 @@ RunSpec load_resume_spec(const OutputPaths& paths) {
   }
   RunSpec spec;
   spec.config = j["config"];
+  if (j.contains("config_bytes") && j["config_bytes"].is_string()) {
+    const std::string& hex = j["config_bytes"].get_ref<const std::string&>();
+    std::string bytes;
+    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+      bytes += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
+    try {
+      spec.config = io::from_transport(bytes);
+    } catch (const json::exception&) {
+      throw RunError(paths.run_config() + " is not valid (corrupt staging directory): config_bytes");
+    }
+  }
   spec.command_line = j.value("command_line", std::vector<std::string>{});
   spec.started_utc = j.value("started_utc", std::string());
   spec.overwrite = j.value("overwrite", false);
@@ -228,9 +241,19 @@ std::optional<Resumed> Session::open(int row_width) {
   on_root(mpi_, [&] {
     if (!spec_.resume) {
       prepare_staging(spec_.paths, spec_.overwrite);
-      const json rc = {{"config", spec_.config},         {"command_line", spec_.command_line},
-                       {"started_utc", spec_.started_utc}, {"overwrite", spec_.overwrite},
-                       {"output_dir", spec_.paths.final_dir}, {"layout", layout_json(layout_)}};
+      json rc = {{"config", spec_.config},         {"command_line", spec_.command_line},
+                 {"started_utc", spec_.started_utc}, {"overwrite", spec_.overwrite},
+                 {"output_dir", spec_.paths.final_dir}, {"layout", layout_json(layout_)}};
+      // Strings that are not UTF-8 (paths are bytes) come out of JSON text replaced; for
+      // resume, the exact config travels along as hex of its CBOR.
+      try {
+        (void)spec_.config.dump();
+      } catch (const json::type_error&) {
+        static const char* digits = "0123456789abcdef";
+        std::string hex;
+        for (unsigned char b : io::to_transport(spec_.config)) hex += {digits[b >> 4], digits[b & 15]};
+        rc["config_bytes"] = hex;
+      }
       io::write_file_atomic(spec_.paths.run_config(), io::dump_text(rc, 2) + "\n");
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
@@ -517,20 +540,25 @@ int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunn
       if (std::uncaught_exceptions() == 0) mpi.unwatch();
     }
   } unwatch{mpi};
+  // Removing a large store can outlast the timeout while the other ranks wait: solo work.
+  auto drop = [&] {
+    const parallel::SoloWork solo;
+    discard(spec.paths);
+  };
   Session session(mpi, spec);
   session.setup_s_ = seconds_since(spec.t0);
   try {
     const int code = runner(session);
-    if (code != kExitOk && code != kExitInterrupted && mpi.root() && !session.checkpointed_) discard(spec.paths);
+    if (code != kExitOk && code != kExitInterrupted && mpi.root() && !session.checkpointed_) drop();
     return code;
   } catch (const sampler::InitError& e) {
     if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";
-    if (mpi.root() && !spec.resume) discard(spec.paths);
+    if (mpi.root() && !spec.resume) drop();
     return kExitRunError;
   } catch (const sampler::AdaptationError& e) {
     if (mpi.root()) {
       std::cerr << "hmc: run error: " << e.what() << "\n";
-      if (!spec.resume) discard(spec.paths);  // resuming would diverge the same way
+      if (!spec.resume) drop();  // resuming would diverge the same way
     }
     return kExitRunError;
   } catch (const ConfigError& e) {
@@ -542,7 +570,7 @@ int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunn
   } catch (const RunError& e) {
     if (mpi.root()) {
       std::cerr << "hmc: " << e.what() << "\n";
-      if (!spec.resume && !session.checkpointed_) discard(spec.paths);
+      if (!spec.resume && !session.checkpointed_) drop();
     }
     return kExitRunError;
   }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fcntl.h>   // AT_FDCWD
 #include <stdio.h>   // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
@@ -68,14 +70,30 @@ void prepare_staging(const OutputPaths& p, bool overwrite) {
     fs::remove_all(p.staging, ec);
     if (ec) throw RunError("cannot remove " + p.staging + ": " + ec.message());
   }
+  // Parents of OUT that do not exist yet: a failed run removes them again (discard).
+  std::vector<std::string> created;
+  for (fs::path a = fs::absolute(p.staging, ec).parent_path(); !a.empty() && !fs::exists(a, ec); a = a.parent_path()) {
+    created.push_back(a.string());
+    if (a == a.parent_path()) break;
+  }
   fs::create_directories(p.blocks(), ec);
-  if (ec) throw RunError("cannot create " + p.staging + ": " + ec.message());
+  if (ec) {
+    for (const auto& d : created) fs::remove(d, ec);  // deepest first; only if empty
+    throw RunError("cannot create " + p.staging + ": " + ec.message());
+  }
+  if (!created.empty()) {
+    std::FILE* list = std::fopen((p.staging + "/.created-parents").c_str(), "wb");
+    if (list) {
+      for (const auto& d : created) std::fprintf(list, "%s%c", d.c_str(), '\0');
+      std::fclose(list);
+    }
+  }
   // Fail now, not after sampling, if results could not be written.
   const std::string probe = p.staging + "/.hmc-write-test";
   std::FILE* f = std::fopen(probe.c_str(), "wb");
   if (!f) {
     const std::string why = std::strerror(errno);
-    fs::remove_all(p.staging, ec);
+    discard(p);
     throw RunError("cannot write into " + p.staging + ": " + why);
   }
   std::fclose(f);
@@ -119,7 +137,17 @@ void publish(const OutputPaths& p, bool overwrite) {
 
 void discard(const OutputPaths& p) {
   std::error_code ec;
+  std::string list;
+  if (std::FILE* f = std::fopen((p.staging + "/.created-parents").c_str(), "rb")) {
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) list.append(buf, n);
+    std::fclose(f);
+  }
   fs::remove_all(p.staging, ec);
+  // The parents this run created, deepest first, each only if it is empty now.
+  for (std::size_t at = 0, end; (end = list.find('\0', at)) != std::string::npos; at = end + 1) {
+    fs::remove(list.substr(at, end - at), ec);
+  }
 }
 
 }  // namespace hmc::services

@@ -24,7 +24,8 @@ namespace {
 
 json read_json(const std::string& path) {
   try {
-    return io::parse_bounded(io::read_input_file(path, io::kMaxConfigBytes + io::kMaxDataBytes));
+    return io::parse_bounded(io::read_input_file(path, io::kMaxConfigBytes + io::kMaxDataBytes),
+                            io::kMaxJsonDepth + 2);  // run.json wraps an accepted config
   } catch (const io::JsonInputError& e) {
     const std::string why = e.what();
     if (why.rfind("cannot open", 0) == 0) throw RunError("cannot read " + path + why.substr(11));
@@ -77,7 +78,7 @@ int print_summary(const std::string& dir, const std::string& format) {
     status["particles"] = layout.particles;
     if (have == 0) {
       if (format == "json") {
-        std::cout << json{{"status", status}}.dump(2) << "\n";
+        std::cout << io::dump_text(json{{"status", status}}, 2) << "\n";
       } else {
         std::cout << "no post-warmup draws stored yet in " << status["dir"].get<std::string>() << "\n";
       }
@@ -87,7 +88,7 @@ int print_summary(const std::string& dir, const std::string& format) {
     if (format == "json") {
       json out = io::parameters_json(params);
       out["status"] = status;
-      std::cout << out.dump(2) << "\n";
+      std::cout << io::dump_text(out, 2) << "\n";
     } else {
       std::cout << io::parameter_table(params) << "\n"
                 << status["state"].get<std::string>() << " run in " << status["dir"].get<std::string>() << ": "
