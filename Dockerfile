@@ -15,7 +15,7 @@ WORKDIR /opt/hmc
 
 # Packages and Kokkos first, from setup.sh alone, so that this layer is
 # rebuilt only when setup.sh changes, not on every source change.
-COPY scripts/setup.sh scripts/setup.sh
+COPY scripts/setup.sh scripts/lib.sh scripts/
 RUN scripts/setup.sh --deps-only && rm -rf /var/lib/apt/lists/*
 
 COPY . .

@@ -48,25 +48,9 @@ JOBS=${HMC_JOBS:-$(nproc 2>/dev/null || echo 2)}
 MAX_LEN=${HMC_FUZZ_MAX_LEN:-65536}
 FUZZ_DIR=$BUILD_DIR/fuzz
 
-log() { printf 'fuzz: %s\n' "$*" >&2; }
-die() { printf 'fuzz: error: %s\n' "$*" >&2; exit 1; }
-
-# run_logged LOGFILE CMD...: CMD's output goes to LOGFILE; on failure its tail is shown.
-run_logged() {
-  local logfile=$1 rc=0; shift
-  mkdir -p "$(dirname "$logfile")"
-  printf '\n$ %s\n' "$*" >>"$logfile"
-  if [[ "${HMC_VERBOSE:-0}" == 1 ]]; then
-    "$@" 2>&1 | tee -a "$logfile" >&2 || rc=$?
-  else
-    "$@" >>"$logfile" 2>&1 || rc=$?
-  fi
-  if ((rc != 0)); then
-    printf 'fuzz: error: "%s" failed (exit %d); last lines of %s:\n' "$*" "$rc" "$logfile" >&2
-    tail -n 40 "$logfile" | sed 's/^/  | /' >&2
-    exit "$rc"
-  fi
-}
+LOG_PREFIX=fuzz
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"  # log, die, run_logged
 
 # ------------------------------------------------------------- packages ---
 # What hmc itself needs, and Kokkos (built by g++; clang links against it).

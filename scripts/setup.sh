@@ -43,7 +43,6 @@ CACHE=${HMC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hmc}
 BUILD_DIR=${HMC_BUILD_DIR:-build}
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release}
 JOBS=${HMC_JOBS:-$(nproc 2>/dev/null || echo 2)}
-VERBOSE=${HMC_VERBOSE:-0}
 
 want_tests=""   # "", ON or OFF
 deps_only=0
@@ -57,27 +56,9 @@ for arg in "$@"; do
   esac
 done
 
-log() { printf 'setup: %s\n' "$*" >&2; }
-die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
-
-# run_logged LOGFILE CMD...: run CMD with its output in LOGFILE (appended);
-# on failure show the log's tail and stop.
-run_logged() {
-  local logfile=$1; shift
-  mkdir -p "$(dirname "$logfile")"
-  printf '\n$ %s\n' "$*" >>"$logfile"
-  local rc=0
-  if [[ "$VERBOSE" == 1 ]]; then
-    "$@" 2>&1 | tee -a "$logfile" >&2 || rc=$?
-  else
-    "$@" >>"$logfile" 2>&1 || rc=$?
-  fi
-  if ((rc != 0)); then
-    printf 'setup: error: "%s" failed (exit %d); last lines of %s:\n' "$*" "$rc" "$logfile" >&2
-    tail -n 40 "$logfile" | sed 's/^/  | /' >&2
-    exit "$rc"
-  fi
-}
+LOG_PREFIX=setup
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"  # log, die, run_logged
 
 # --------------------------------------------------------------- packages ---
 pkg_installed() {

@@ -20,6 +20,11 @@
 ///   double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const;
 /// The sampler then owns scratch_size() doubles per particle and passes them in.
 ///
+/// Optional, for a cheaper log density where the gradient check (`hmc diagnose`) takes
+/// its finite differences (the HMM: the forward pass alone, from materialised parameters):
+///   int log_density_scratch_size() const;                              // doubles per evaluation
+///   double log_density(const Row& q, const Row& scratch) const;        // the same value as log_density(q)
+///
 /// Device code cannot throw: a model returns -inf (or NaN) where the density is
 /// undefined and the sampler rejects the move.
 
@@ -97,6 +102,20 @@ struct has_scratch_gradient<
                           double>>> : std::true_type {};
 
 template <class M, class = void>
+struct has_scratch_log_density : std::false_type {};
+template <class M>
+struct has_scratch_log_density<
+    M, std::enable_if_t<std::is_same_v<decltype(std::declval<const M&>().log_density(std::declval<const Row&>(),
+                                                                                     std::declval<const Row&>())),
+                                       double>>> : std::true_type {};
+
+template <class M, class = void>
+struct has_log_density_scratch_size : std::false_type {};
+template <class M>
+struct has_log_density_scratch_size<M, void_t<decltype(int{std::declval<const M&>().log_density_scratch_size()})>>
+    : std::true_type {};
+
+template <class M, class = void>
 struct has_sample_prior : std::false_type {};
 template <class M>
 struct has_sample_prior<M,
@@ -147,6 +166,28 @@ KOKKOS_INLINE_FUNCTION double log_density_gradient(const M& m, const Row& q, con
   }
 }
 
+/// \brief Doubles that the finite-difference density of the model needs (0: none).
+template <class M>
+int log_density_scratch_size(const M& m) {
+  if constexpr (detail::has_log_density_scratch_size<M>::value) {
+    return m.log_density_scratch_size();
+  } else {
+    (void)m;
+    return 0;
+  }
+}
+
+/// \brief log p(q) for the finite differences: log_density(q, scratch) where the model has it.
+template <class M>
+KOKKOS_INLINE_FUNCTION double finite_difference_density(const M& m, const Row& q, const Row& scratch) {
+  if constexpr (detail::has_scratch_log_density<M>::value) {
+    return m.log_density(q, scratch);
+  } else {
+    (void)scratch;
+    return m.log_density(q);
+  }
+}
+
 /// \brief Fails compilation with one message per missing member.
 template <class M>
 constexpr bool check_model() {
@@ -162,6 +203,8 @@ constexpr bool check_model() {
                 "const Row& grad) const`");
   static_assert(detail::has_scratch_size<M>::value == detail::has_scratch_gradient<M>::value,
                 "hmc model: `scratch_size()` and `log_density_gradient(q, grad, scratch)` come together");
+  static_assert(detail::has_scratch_log_density<M>::value == detail::has_log_density_scratch_size<M>::value,
+                "hmc model: `log_density_scratch_size()` and `log_density(q, scratch)` come together");
   static_assert(detail::has_constrain<M>::value,
                 "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) "
                 "const`");

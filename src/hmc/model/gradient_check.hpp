@@ -81,47 +81,6 @@ inline constexpr double kResolvableNoise = 10.0;
 /// Doubles of working memory one chunk of the check's kernels may use (128 MiB).
 inline constexpr std::int64_t kGradientCheckBudget = std::int64_t{1} << 24;
 
-namespace detail {
-
-template <class M, class = void>
-struct has_scratch_log_density : std::false_type {};
-template <class M>
-struct has_scratch_log_density<
-    M, std::enable_if_t<std::is_same_v<decltype(std::declval<const M&>().log_density(std::declval<const Row&>(),
-                                                                                     std::declval<const Row&>())),
-                                       double>>> : std::true_type {};
-
-template <class M, class = void>
-struct has_log_density_scratch_size : std::false_type {};
-template <class M>
-struct has_log_density_scratch_size<M, void_t<decltype(int{std::declval<const M&>().log_density_scratch_size()})>>
-    : std::true_type {};
-
-}  // namespace detail
-
-/// \brief Doubles that the finite-difference density of the model needs (0: none).
-template <class M>
-int log_density_scratch_size(const M& m) {
-  static_assert(detail::has_scratch_log_density<M>::value == detail::has_log_density_scratch_size<M>::value,
-                "hmc model: log_density(q, scratch) and log_density_scratch_size() go together");
-  if constexpr (detail::has_log_density_scratch_size<M>::value) {
-    return m.log_density_scratch_size();
-  } else {
-    (void)m;
-    return 0;
-  }
-}
-
-/// \brief log p(q) for the finite differences: log_density(q, scratch) where the model has it.
-template <class M>
-KOKKOS_INLINE_FUNCTION double finite_difference_density(const M& m, const Row& q, const Row& scratch) {
-  if constexpr (detail::has_scratch_log_density<M>::value) {
-    return m.log_density(q, scratch);
-  } else {
-    (void)scratch;
-    return m.log_density(q);
-  }
-}
 
 /// \brief The outcome of check_gradient, on the host: [point][coordinate] matrices and
 /// one value per point, and the verdict at a tolerance (file comment).
