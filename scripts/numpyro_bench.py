@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NumPyro on the project's four standard workloads (docs/performance.md).
 
-Provenance: started from the project's shared anchor script bench/numpyro_bench.py of
+Provenance: started from the project's shared anchor script (shared bench/numpyro_bench.py) of
 ../shared (BENCHMARKS.md, 2026-11-30), which measured the "NumPyro" columns there. The
 models, step sizes and path lengths are that script's; this copy adds NUTS with
 adaptation for ESS/s and a worker mode that scripts/bench drives, so that NumPyro and hmc
