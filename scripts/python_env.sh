@@ -4,6 +4,7 @@
 # examples in docs/output.md. Prints the path of its python on stdout.
 #
 # Usage: py=$(scripts/python_env.sh) && "$py" -c 'import arviz'
+#        py=$(scripts/python_env.sh bench)     the same packages plus NumPyro and JAX (CPU), for scripts/bench
 # Installs python3-venv with apt-get if it is missing (as root), then the pinned packages
 # from PyPI into $HMC_CACHE/python-venv-<hash of the pins>; the second call only checks
 # that the environment imports. Environment: HMC_CACHE (default ~/.cache/hmc).
@@ -13,6 +14,15 @@ set -euo pipefail
 # ArviZ 0.23.4: the diagnostics of hmc were transcribed from it and are checked against it
 # (scripts/make_diagnostics_reference.py). ArviZ 1.x has another API (DataTree).
 PINS=(arviz==0.23.4 netCDF4 xarray pandas numpy scipy)
+IMPORTS="arviz, netCDF4, xarray, pandas"
+# The set "bench" adds the peer that scripts/bench measures hmc against: NumPyro 0.22 (the
+# version of the figures in issue 9) on JAX's CPU wheels. It is a venv of its own (another
+# hash), so the default one of the python tests is not rebuilt for it.
+case ${1:-default} in
+  default) ;;
+  bench) PINS+=(numpyro==0.22.0 "jax[cpu]"); IMPORTS+=", jax, numpyro" ;;
+  *) echo "python_env: unknown package set '$1' (default, bench)" >&2; exit 2 ;;
+esac
 
 CACHE=${HMC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hmc}
 tag=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-12)
@@ -23,7 +33,7 @@ mkdir -p "$CACHE/logs"
 say() { echo "python_env: $*" >&2; }
 
 # .complete is written last: an environment whose install was cut off is made anew.
-if [[ -e "$venv/.complete" ]] && "$venv/bin/python" -c 'import arviz, netCDF4, xarray, pandas' 2>/dev/null; then
+if [[ -e "$venv/.complete" ]] && "$venv/bin/python" -c "import $IMPORTS" 2>/dev/null; then
   echo "$venv/bin/python"
   exit 0
 fi
@@ -46,7 +56,7 @@ if ! { python3 -m venv "$venv" && "$venv/bin/pip" install --disable-pip-version-
   rm -rf "$venv"
   say "pip install failed"; exit 1
 fi
-"$venv/bin/python" -c 'import arviz, netCDF4, xarray, pandas' || { say "the new environment does not import"; exit 1; }
+"$venv/bin/python" -c "import $IMPORTS" || { say "the new environment does not import"; exit 1; }
 "$venv/bin/pip" freeze --disable-pip-version-check >"$venv/.complete"
 say "ready in $((SECONDS - start)) s"
 echo "$venv/bin/python"
