@@ -6,6 +6,7 @@
 /// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
 /// p(1 - p) of the logit map is included.
 
+#include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
@@ -43,10 +44,17 @@ struct CoinToss {
   }
 
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    double lp = 0.0;
+    return log_density_gradient_t<double>(q, grad);
+  }
+
+  /// The gradient for T = double (Row) and for T = Pack (PackRow: a block of particles).
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+    T lp = 0.0;
     for (int c = 0; c < coins; ++c) {
-      const double p = math::sigmoid(q(c));
-      lp += heads_a(c) * math::log_sigmoid(q(c)) + tails_b(c) * math::log_sigmoid(-q(c));
+      const T x = q(c);
+      const T p = math::sigmoid(x);
+      lp += heads_a(c) * math::log_sigmoid(x) + tails_b(c) * math::log_sigmoid(-x);
       grad(c) = heads_a(c) * (1.0 - p) - tails_b(c) * p;
     }
     return lp;

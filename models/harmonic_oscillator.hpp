@@ -6,6 +6,7 @@
 /// symmetric positive definite matrix (`model.precision`). log p(q) = -U(q); the
 /// exact posterior is N(c, K⁻¹), which makes this the engine's reference model.
 
+#include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/schema.hpp"
@@ -51,9 +52,15 @@ struct HarmonicOscillator {
   }
 
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    double u = 0.0;
+    return log_density_gradient_t<double>(q, grad);
+  }
+
+  /// The gradient for T = double (Row) and for T = Pack (PackRow: a block of particles).
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+    T u = 0.0;
     for (int i = 0; i < d; ++i) {
-      double kx = 0.0;
+      T kx = 0.0;
       if (!full) {
         kx = springs(i) * (q(i) - centres(i));
       } else {

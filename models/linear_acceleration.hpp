@@ -60,10 +60,16 @@ struct LinearAcceleration {
     return names;
   }
 
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return evaluate<false>(q, q); }
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return evaluate<false, double>(q, q); }
 
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return evaluate<true>(q, grad);
+    return evaluate<true, double>(q, grad);
+  }
+
+  /// The gradient for T = double (Row) and for T = Pack (PackRow: a block of particles).
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+    return evaluate<true, T>(q, grad);
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
@@ -75,38 +81,38 @@ struct LinearAcceleration {
 
   /// log p(q) up to a constant, on the unconstrained scale (Jacobians included); with
   /// kGrad also writes d/dq into grad.
-  template <bool kGrad>
-  KOKKOS_INLINE_FUNCTION double evaluate(const Row& q, const Row& grad) const {
-    const double yh = q(0), yv = q(1), g = q(2);
-    const double h = transform::interval_forward(yh, h_lo, h_hi);
-    const double v0 = transform::interval_forward(yv, v_lo, v_hi);
-    const double d0 = h - beta0_0, d1 = v0 - beta0_1, d2 = c_g * g - beta0_2;
-    const double ad0 = a00 * d0 + a01 * d1 + a02 * d2;
-    const double ad1 = a01 * d0 + a02 * d1 + a12 * d2;
-    const double ad2 = a02 * d0 + a12 * d1 + a22 * d2;
-    const double ssr = rss0 - 2.0 * (d0 * b0 + d1 * b1 + d2 * b2) + (d0 * ad0 + d1 * ad1 + d2 * ad2);
+  template <bool kGrad, class T, class R>
+  KOKKOS_INLINE_FUNCTION T evaluate(const R& q, const R& grad) const {
+    const T yh = q(0), yv = q(1), g = q(2);
+    const T h = transform::interval_forward(yh, h_lo, h_hi);
+    const T v0 = transform::interval_forward(yv, v_lo, v_hi);
+    const T d0 = h - beta0_0, d1 = v0 - beta0_1, d2 = c_g * g - beta0_2;
+    const T ad0 = a00 * d0 + a01 * d1 + a02 * d2;
+    const T ad1 = a01 * d0 + a02 * d1 + a12 * d2;
+    const T ad2 = a02 * d0 + a12 * d1 + a22 * d2;
+    const T ssr = rss0 - 2.0 * (d0 * b0 + d1 * b1 + d2 * b2) + (d0 * ad0 + d1 * ad1 + d2 * ad2);
 
-    double ys = 0.0, inv_var = 1.0 / (sigma * sigma), lp = 0.0;
+    T ys = 0.0, inv_var = 1.0 / (sigma * sigma), lp = 0.0;
     if (estimate_sigma) {
       ys = q(3);
       inv_var = math::exp(-2.0 * ys);
-      const double s = math::exp(ys);
+      const T s = math::exp(ys);
       // -N log σ from the likelihood, the half-normal prior, and log|J| = ys of σ = exp(ys).
       lp += -n * ys - 0.5 * (s / sigma_scale) * (s / sigma_scale) + ys;
     }
-    const double zg = (g - g_mean) / g_sd;
+    const T zg = (g - g_mean) / g_sd;
     lp += -0.5 * ssr * inv_var - 0.5 * zg * zg;
     // log|J| of the interval maps (the uniform priors are constant inside their intervals).
     lp += math::log_sigmoid(yh) + math::log_sigmoid(-yh) + math::log_sigmoid(yv) + math::log_sigmoid(-yv);
 
     if constexpr (kGrad) {
       // d log p / d β = -(Aδ - b) / σ²
-      const double gb0 = -(ad0 - b0) * inv_var, gb1 = -(ad1 - b1) * inv_var, gb2 = -(ad2 - b2) * inv_var;
+      const T gb0 = -(ad0 - b0) * inv_var, gb1 = -(ad1 - b1) * inv_var, gb2 = -(ad2 - b2) * inv_var;
       grad(0) = gb0 * transform::interval_dx_dy(yh, h_lo, h_hi) + transform::interval_log_jacobian_grad(yh);
       grad(1) = gb1 * transform::interval_dx_dy(yv, v_lo, v_hi) + transform::interval_log_jacobian_grad(yv);
       grad(2) = c_g * gb2 - zg / g_sd;
       if (estimate_sigma) {
-        const double s = math::exp(ys);
+        const T s = math::exp(ys);
         grad(3) = ssr * inv_var - n - (s / sigma_scale) * (s / sigma_scale) + 1.0;
       }
     }

@@ -24,6 +24,9 @@ KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0
   constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
   constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
   constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC unroll 10  // straight-line code: a loop over particles around it vectorises
+#endif
   for (int round = 0; round < 10; ++round) {
     const std::uint64_t p0 = static_cast<std::uint64_t>(kMul0) * ctr.v[0];
     const std::uint64_t p1 = static_cast<std::uint64_t>(kMul1) * ctr.v[2];
@@ -49,6 +52,7 @@ class ParticleStream {
  public:
   static constexpr std::uint32_t kUseAccept = 0xFFFFFFFFu;
 
+  ParticleStream() = default;
   KOKKOS_INLINE_FUNCTION ParticleStream(std::uint64_t seed, std::uint64_t particle)
       : k0_(static_cast<std::uint32_t>(seed)),
         k1_(static_cast<std::uint32_t>(seed >> 32)),
@@ -91,12 +95,17 @@ class ParticleStream {
   KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t iteration, std::uint32_t use, double& z0, double& z1) const {
     double u0, u1;
     uniform2(iteration, use, u0, u1);
-    // 1 - u0 lies in (0, 1], so the log is finite.
-    const double radius = math::sqrt(-2.0 * math::log(1.0 - u0));
-    const double angle = 2.0 * math::pi() * u1;
+    const double radius = box_muller_radius(u0), angle = box_muller_angle(u1);
     z0 = radius * math::cos(angle);
     z1 = radius * math::sin(angle);
   }
+
+  /// Box-Muller's radius and angle of the uniforms (u0, u1) of normal2 (the lane
+  /// kernel computes them for a block of particles with the same formulas).
+  KOKKOS_INLINE_FUNCTION static double box_muller_radius(double u0) {
+    return math::sqrt(-2.0 * math::log(1.0 - u0));  // 1 - u0 lies in (0, 1]: finite
+  }
+  KOKKOS_INLINE_FUNCTION static double box_muller_angle(double u1) { return 2.0 * math::pi() * u1; }
 
  private:
   std::uint32_t k0_, k1_, id_lo_, id_hi_;

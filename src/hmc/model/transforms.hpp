@@ -13,6 +13,7 @@
 /// and its gradient is J^T ∇_x log p + ∇_y log|J|.
 
 #include "hmc/core/kokkos_shim.hpp"
+#include "hmc/core/pack.hpp"
 
 namespace hmc::transform {
 
@@ -32,10 +33,14 @@ KOKKOS_INLINE_FUNCTION double interval_log_jacobian(double y, double a, double b
   return math::log(b - a) + math::log_sigmoid(y) + math::log_sigmoid(-y);
 }
 /// d log|J| / dy = 1 - 2σ(y)
-KOKKOS_INLINE_FUNCTION double interval_log_jacobian_grad(double y) { return 1.0 - 2.0 * math::sigmoid(y); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T interval_log_jacobian_grad(const T& y) {
+  return 1.0 - 2.0 * math::sigmoid(y);
+}
 /// dx/dy = (b - a) σ(y) σ(-y)
-KOKKOS_INLINE_FUNCTION double interval_dx_dy(double y, double a, double b) {
-  const double s = math::sigmoid(y);
+template <class T>
+KOKKOS_INLINE_FUNCTION T interval_dx_dy(const T& y, double a, double b) {
+  const T s = math::sigmoid(y);
   return (b - a) * s * (1.0 - s);
 }
 

@@ -11,6 +11,8 @@
 
 namespace hmc::sampler {
 
+/// Its member functions take a Row, or any vector with operator()(int) -> double&
+/// (the lane kernel's LaneRow).
 struct Metric {
   int dim = 0;
   bool dense = false;
@@ -19,7 +21,8 @@ struct Metric {
   MatrixView chol;  ///< lower L with Σ = L Lᵀ (dense)
 
   /// ½ pᵀ Σ p
-  KOKKOS_INLINE_FUNCTION double kinetic(const Row& p) const {
+  template <class R = Row>
+  KOKKOS_INLINE_FUNCTION double kinetic(const R& p) const {
     double k = 0.0;
     if (!dense) {
       for (int j = 0; j < dim; ++j) k += p(j) * p(j) * diag(j);
@@ -47,7 +50,8 @@ struct Metric {
   }
 
   /// Turns independent standard normals in p into p ~ N(0, scale² Σ⁻¹).
-  KOKKOS_INLINE_FUNCTION void momentum_from_normals(const Row& p, double scale) const {
+  template <class R = Row>
+  KOKKOS_INLINE_FUNCTION void momentum_from_normals(const R& p, double scale) const {
     if (!dense) {
       for (int j = 0; j < dim; ++j) p(j) *= scale / math::sqrt(diag(j));
     } else {
@@ -62,7 +66,8 @@ struct Metric {
   }
 
   /// (Σ p)_j, the velocity of coordinate j.
-  KOKKOS_INLINE_FUNCTION double velocity(const Row& p, int j) const {
+  template <class R = Row>
+  KOKKOS_INLINE_FUNCTION double velocity(const R& p, int j) const {
     if (!dense) return diag(j) * p(j);
     double s = 0.0;
     for (int k = 0; k < dim; ++k) s += full(j, k) * p(k);

@@ -12,6 +12,7 @@
 #include "hmc/sampler/adaptation.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
+#include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/transition.hpp"
 
 #include <chrono>
@@ -217,7 +218,16 @@ class EnsembleSampler {
       block_.step_size[filled_] = loop_.step_size;
       step_.slot = filled_++;
     }
-    Kokkos::parallel_for("hmc::transition", Policy(0, n_), step_);
+    if constexpr (lanes_available<Model>()) {
+      if (lanes_) {
+        Kokkos::parallel_for("hmc::transition_lanes", Policy(0, HmcLaneTransition<Model>::blocks(n_)),
+                             HmcLaneTransition<Model>{step_, n_});
+      } else {
+        Kokkos::parallel_for("hmc::transition", Policy(0, n_), step_);
+      }
+    } else {
+      Kokkos::parallel_for("hmc::transition", Policy(0, n_), step_);
+    }
 
     double mean_accept = -1.0;
     if (warm && adapt_) {
@@ -499,6 +509,8 @@ class EnsembleSampler {
   VectorView centre_;      ///< ensemble mean of q (ChEES)
   VectorView::HostMirror centre_h_ = Kokkos::create_mirror_view(centre_);
   HmcTransition<Model> step_;
+  /// Transitions by HmcLaneTransition (lanes.hpp) instead of HmcTransition.
+  bool lanes_ = use_lanes<Model>(dim_);
   LoopState loop_;
   DrawBlock block_;
   int filled_ = 0;  ///< filled slots of the draw buffer

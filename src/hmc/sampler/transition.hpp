@@ -84,7 +84,8 @@ struct HmcTransition {
 
   /// Acceptance-weighted ChEES gradient term t · δ · (q' - q̄)ᵀ W Σ p' with
   /// δ = |q' - q̄|²_W - |q - q̄|²_W and W = diag(Σ)⁻¹ (Hoffman, Radul & Sountsov 2021).
-  KOKKOS_INLINE_FUNCTION double chees_term(const Row& q_end, const Row& q_begin, const Row& p_end, double t) const {
+  template <class RE, class RB, class RP>
+  KOKKOS_INLINE_FUNCTION double chees_term(const RE& q_end, const RB& q_begin, const RP& p_end, double t) const {
     double after = 0.0, before = 0.0, dot = 0.0;
     for (int j = 0; j < dim; ++j) {
       const double w = 1.0 / (metric.dense ? metric.full(j, j) : metric.diag(j));

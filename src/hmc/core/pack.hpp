@@ -1,0 +1,118 @@
+#pragma once
+/// \file
+/// \brief `Pack`: kLanes doubles, one per particle of a block, with the arithmetic and
+/// math functions that a model's gradient uses, each a loop over the lanes that the
+/// compiler turns into vector instructions (host only; sampler/lanes.hpp).
+///
+/// A model that writes its gradient once as a template over the number type
+/// (`log_density_gradient_t<T>`, model/concept.hpp) gets it for T = double, which the
+/// GPU and the scalar kernel use, and for T = Pack, which the lane kernel uses. Every
+/// operation on a Pack is the same double operation lane by lane, in the same order, so
+/// a lane computes what the double code computes, except where exp, log, log1p and
+/// expm1 come from the vector math library (core/simd_math.hpp: a few ulp apart).
+
+#include "hmc/core/kokkos_shim.hpp"
+#include "hmc/core/simd_math.hpp"
+
+#include <cmath>
+
+namespace hmc {
+
+/// Particles per block of the lane kernel: 8 doubles fill an AVX-512 register (two
+/// AVX2 registers, four SSE2 registers).
+inline constexpr int kLanes = 8;
+
+#define HMC_LANES_LOOP _Pragma("omp simd") for (int l = 0; l < kLanes; ++l)
+
+struct Pack {
+  alignas(kLanes * sizeof(double)) double v[kLanes];
+
+  Pack() = default;
+  // Implicit, so that model code mixes constants and Packs as it mixes them with doubles.
+  Pack(double x) {  // NOLINT(google-explicit-constructor)
+    HMC_LANES_LOOP v[l] = x;
+  }
+  double& operator[](int l) { return v[l]; }
+  double operator[](int l) const { return v[l]; }
+
+  Pack& operator+=(const Pack& b) {
+    HMC_LANES_LOOP v[l] += b.v[l];
+    return *this;
+  }
+  Pack& operator-=(const Pack& b) {
+    HMC_LANES_LOOP v[l] -= b.v[l];
+    return *this;
+  }
+  Pack& operator*=(const Pack& b) {
+    HMC_LANES_LOOP v[l] *= b.v[l];
+    return *this;
+  }
+};
+
+#define HMC_PACK_BINARY(OP)                               \
+  inline Pack operator OP(const Pack& a, const Pack& b) { \
+    Pack r;                                               \
+    HMC_LANES_LOOP r.v[l] = a.v[l] OP b.v[l];             \
+    return r;                                             \
+  }                                                       \
+  inline Pack operator OP(double a, const Pack& b) {      \
+    Pack r;                                               \
+    HMC_LANES_LOOP r.v[l] = a OP b.v[l];                  \
+    return r;                                             \
+  }                                                       \
+  inline Pack operator OP(const Pack& a, double b) {      \
+    Pack r;                                               \
+    HMC_LANES_LOOP r.v[l] = a.v[l] OP b;                  \
+    return r;                                             \
+  }
+HMC_PACK_BINARY(+)
+HMC_PACK_BINARY(-)
+HMC_PACK_BINARY(*)
+HMC_PACK_BINARY(/)
+#undef HMC_PACK_BINARY
+
+inline Pack operator-(const Pack& a) {
+  Pack r;
+  HMC_LANES_LOOP r.v[l] = -a.v[l];
+  return r;
+}
+
+/// A row of a [coordinate][lane] block: element j is the Pack of coordinate j.
+struct PackRow {
+  Pack* data;
+  Pack& operator()(int j) const { return data[j]; }
+};
+
+/// Lane l of a [coordinate][lane] block, as a vector of doubles (for per-lane code).
+struct LaneRow {
+  Pack* data;
+  int lane;
+  double& operator()(int j) const { return data[j].v[lane]; }
+};
+
+namespace math {
+
+// Lane-wise versions of the functions of kokkos_shim.hpp that models use. The scalar
+// functions are called lane by lane; under `omp simd` with core/simd_math.hpp's
+// declarations the compiler calls their vector versions.
+#define HMC_PACK_UNARY(NAME, EXPR)  \
+  inline Pack NAME(const Pack& a) { \
+    Pack r;                         \
+    HMC_LANES_LOOP {                \
+      const double x = a.v[l];      \
+      r.v[l] = EXPR;                \
+    }                               \
+    return r;                       \
+  }
+HMC_PACK_UNARY(exp, std::exp(x))
+HMC_PACK_UNARY(log, std::log(x))
+HMC_PACK_UNARY(log1p, std::log1p(x))
+HMC_PACK_UNARY(expm1, std::expm1(x))
+HMC_PACK_UNARY(sqrt, std::sqrt(x))
+HMC_PACK_UNARY(fabs, std::fabs(x))
+HMC_PACK_UNARY(sigmoid, math::sigmoid(x))
+HMC_PACK_UNARY(log_sigmoid, math::log_sigmoid(x))
+#undef HMC_PACK_UNARY
+
+}  // namespace math
+}  // namespace hmc

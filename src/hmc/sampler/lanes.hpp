@@ -1,0 +1,223 @@
+#pragma once
+/// \file
+/// \brief The HMC transition on the host, vectorised across particles: a block of
+/// `kLanes` particles advances in lock step, one SIMD lane each.
+///
+/// HmcTransition (transition.hpp) advances one particle per thread, which suits a GPU
+/// and leaves a CPU's vector units idle for models of small dimension. Here one
+/// thread takes a block of kLanes consecutive particles, copies their q, p and ∇ into
+/// [coordinate][lane] arrays on its stack, and runs every leapfrog step as loops over
+/// the lanes under `#pragma omp simd`, the model's gradient included. Lanes whose
+/// trajectory is shorter (ChEES jitter) or has hit a non-finite log density are
+/// masked: their values are kept by a select, not recomputed.
+///
+/// The algorithm is that of HmcTransition, random numbers included. The draws are
+/// not bitwise those of HmcTransition: the vector exp/log (core/simd_math.hpp) differ
+/// from the scalar ones in the last bits. They do not depend on the number of ranks
+/// or threads: every particle runs through the same vector code, a block that is not
+/// full being padded with copies of its first particle whose results are discarded.
+///
+/// Used when the execution space is the host, the model writes its gradient as a
+/// template over the number type (`log_density_gradient_t<T>`, so that T = Pack
+/// computes a whole block) and its dimension is at most kMaxLaneDim (use_lanes());
+/// else HmcTransition.
+
+#include "hmc/core/pack.hpp"
+#include "hmc/sampler/transition.hpp"
+
+#include <cstdlib>
+#include <type_traits>
+#include <utility>
+
+namespace hmc::sampler {
+
+/// Largest dimension the lane kernel takes: its arrays live on the thread's stack
+/// (4 x kMaxLaneDim Packs = 32 KiB).
+inline constexpr int kMaxLaneDim = 128;
+
+/// True where the default execution space runs on the host.
+inline constexpr bool kHostExecution = std::is_same_v<MemSpace, Kokkos::HostSpace>;
+
+namespace detail {
+template <class M, class = void>
+struct has_lane_gradient : std::false_type {};
+template <class M>
+struct has_lane_gradient<M, std::void_t<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
+                                std::declval<const PackRow&>(), std::declval<const PackRow&>()))>>
+    : std::is_same<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
+                       std::declval<const PackRow&>(), std::declval<const PackRow&>())),
+                   Pack> {};
+}  // namespace detail
+
+/// Whether the lane kernel exists for this model: on the host, for a model that
+/// writes its gradient as a template over the number type (log_density_gradient_t).
+template <class Model>
+constexpr bool lanes_available() {
+  return kHostExecution && detail::has_lane_gradient<Model>::value;
+}
+
+/// Whether run.hpp takes the lane kernel for this model and dimension.
+/// HMC_SCALAR_TRANSITION=1 in the environment turns it off (A/B checks).
+template <class Model>
+bool use_lanes(int dim) {
+  const char* off = std::getenv("HMC_SCALAR_TRANSITION");
+  return lanes_available<Model>() && dim >= 1 && dim <= kMaxLaneDim && !(off != nullptr && off[0] == '1');
+}
+
+template <class Model>
+struct HmcLaneTransition {
+  HmcTransition<Model> t;  ///< the settings and Views of the transition (t.state, t.record, ...)
+  int n;                   ///< local particles
+
+  static constexpr int W = kLanes;
+
+  /// Number of blocks for n particles.
+  static int blocks(int n) { return (n + W - 1) / W; }
+
+  void operator()(const int block) const {
+    const int dim = t.dim;
+    const int first = block * W;
+    Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim], gn[kMaxLaneDim];
+    Pack lp, lpn, h0, active;  // active: 1 while the lane's trajectory goes on, else 0
+    int steps[W], particle[W];
+
+    // Lane l is particle first + l; past the end, a copy of the block's first one.
+    for (int l = 0; l < W; ++l) particle[l] = first + l < n ? first + l : first;
+    for (int j = 0; j < dim; ++j) {
+      for (int l = 0; l < W; ++l) {
+        q[j][l] = t.state.q(particle[l], j);
+        g[j][l] = t.state.grad(particle[l], j);
+      }
+    }
+    // Momenta: the normals of HmcTransition, a pair of coordinates for all lanes at a time.
+    rng::ParticleStream streams[W];
+    for (int l = 0; l < W; ++l) streams[l] = rng::ParticleStream(t.seed, static_cast<std::uint64_t>(t.first_particle + particle[l]));
+    for (int j = 0; j < dim; j += 2) {
+      // ParticleStream::normal2 in separate loops over the lanes: one loop with both
+      // sin and cos of the angle would become one sincos call, which has no vector version.
+      Pack u0, u1, radius, angle;
+      const auto use = static_cast<std::uint32_t>(j / 2);
+      HMC_LANES_LOOP streams[l].uniform2(t.iteration, use, u0[l], u1[l]);
+      HMC_LANES_LOOP {
+        radius[l] = rng::ParticleStream::box_muller_radius(u0[l]);
+        angle[l] = rng::ParticleStream::box_muller_angle(u1[l]);
+      }
+      HMC_LANES_LOOP p[j][l] = radius[l] * math::cos(angle[l]);
+      if (j + 1 < dim) {
+        HMC_LANES_LOOP p[j + 1][l] = radius[l] * math::sin(angle[l]);
+      }
+    }
+    const double scale = math::sqrt(t.temperature);
+    int longest = 0;
+    for (int l = 0; l < W; ++l) {
+      const rng::ParticleStream& stream = streams[l];
+      const LaneRow pl{p, l};
+      t.metric.momentum_from_normals(pl, scale);
+      steps[l] = t.steps_for(stream);
+      longest = steps[l] > longest ? steps[l] : longest;
+      lp[l] = t.state.lp(particle[l]);
+      h0[l] = -lp[l] + t.metric.kinetic(pl);
+      active[l] = 1.0;
+    }
+
+    const double eps = t.step_size, half = 0.5 * eps;
+    for (int s = 0; s < longest; ++s) {
+      bool any = false;
+      for (int l = 0; l < W; ++l) {
+        if (s >= steps[l]) active[l] = 0.0;
+        any = any || active[l] != 0.0;
+      }
+      if (!any) break;
+      for (int j = 0; j < dim; ++j) {
+        HMC_LANES_LOOP p[j][l] = active[l] != 0.0 ? p[j][l] + half * g[j][l] : p[j][l];
+      }
+      drift(q, p, active, eps);
+      lpn = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{gn});
+      HMC_LANES_LOOP {
+        if (active[l] != 0.0) lp[l] = lpn[l];
+      }
+      // A non-finite log density ends the trajectory, as in leapfrog().
+      for (int l = 0; l < W; ++l) {
+        if (active[l] != 0.0 && !math::isfinite(lpn[l])) active[l] = 0.0;
+      }
+      for (int j = 0; j < dim; ++j) {
+        HMC_LANES_LOOP {
+          const double gj = active[l] != 0.0 ? gn[j][l] : g[j][l];
+          g[j][l] = gj;
+          p[j][l] = active[l] != 0.0 ? p[j][l] + half * gj : p[j][l];
+        }
+      }
+    }
+
+    for (int l = 0; l < W && first + l < n; ++l) {
+      finish(first + l, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], h0[l], steps[l]);
+    }
+  }
+
+ private:
+  /// q += eps Σ p on the active lanes.
+  void drift(Pack* q, const Pack* p, const Pack& active, double eps) const {
+    const int dim = t.dim;
+    const Metric& m = t.metric;
+    if (!m.dense) {
+      for (int j = 0; j < dim; ++j) {
+        const double d = m.diag(j);
+        HMC_LANES_LOOP q[j][l] = active[l] != 0.0 ? q[j][l] + eps * d * p[j][l] : q[j][l];
+      }
+      return;
+    }
+    for (int i = 0; i < dim; ++i) {
+      Pack v(0.0);
+      for (int k = 0; k < dim; ++k) {
+        const double f = m.full(i, k);
+        HMC_LANES_LOOP v[l] += f * p[k][l];
+      }
+      HMC_LANES_LOOP q[i][l] = active[l] != 0.0 ? q[i][l] + eps * v[l] : q[i][l];
+    }
+  }
+
+  /// Metropolis step and records of particle i, whose trajectory ended at (q, grad, p)
+  /// with log density lp1; what HmcTransition::operator() does after leapfrog().
+  void finish(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0,
+              int steps) const {
+    const auto& state = t.state;
+    const auto& record = t.record;
+    const double h1 = -lp1 + t.metric.kinetic(p);
+    double delta = h1 - h0;
+    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
+    const bool diverged = delta > kDivergenceThreshold;
+    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / t.temperature));
+    const Row q0 = row(state.q, i);
+    record.stats(i, 0) = a;
+    record.stats(i, 1) = (t.centre.extent(0) > 0 && a > 0.0) ? a * t.chees_term(q, q0, p, steps * t.step_size) : 0.0;
+
+    const rng::ParticleStream stream(t.seed, static_cast<std::uint64_t>(t.first_particle + i));
+    double u, unused;
+    stream.uniform2(t.iteration, rng::ParticleStream::kUseAccept, u, unused);
+    const bool accepted = u < a;
+    if (accepted) {
+      state.lp(i) = lp1;
+      const Row g0 = row(state.grad, i);
+      for (int j = 0; j < t.dim; ++j) {
+        q0(j) = q(j);
+        g0(j) = grad(j);
+      }
+    }
+    record.accept_prob(i) = a;
+    record.steps_sum(i) += steps;
+    if (t.count) {
+      record.accept_sum(i) += a;
+      record.divergences(i) += diverged ? 1.0 : 0.0;
+    }
+    if (t.slot >= 0) {
+      t.model.constrain(q0, Row{&record.draws(i, t.slot, 0), 1});
+      record.draw_lp(i, t.slot) = state.lp(i);
+      record.draw_accept(i, t.slot) = a;
+      record.draw_divergent(i, t.slot) = diverged ? 1.0 : 0.0;
+      record.draw_steps(i, t.slot) = steps;
+      record.draw_energy(i, t.slot) = accepted ? h1 : h0;
+    }
+  }
+};
+
+}  // namespace hmc::sampler

@@ -1,0 +1,244 @@
+// The lane kernel (sampler/lanes.hpp) against the one-particle-per-thread kernel
+// (sampler/transition.hpp): the same transition from the same state and random numbers.
+// The vector exp/log may differ from the scalar ones by a few ulp, so values agree to a
+// tolerance, decisions (accepted or not, divergent or not, steps) exactly.
+#include "coin_toss.hpp"
+#include "harmonic_oscillator.hpp"
+#include "linear_acceleration.hpp"
+#include "hmc/sampler/lanes.hpp"
+#include "hmc/sampler/metric.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using hmc::sampler::EnsembleState;
+using hmc::sampler::HmcLaneTransition;
+using hmc::sampler::HmcTransition;
+using hmc::sampler::TransitionRecord;
+using nlohmann::json;
+
+struct Case {
+  double step_size = 0.05;
+  int steps = 20;
+  bool jitter = false;
+  double length = 1.0;
+  bool dense = false;
+  bool chees = false;
+  double temperature = 1.0;
+};
+
+TransitionRecord make_record(int n, int params) {
+  TransitionRecord r;
+  r.accept_prob = hmc::ParticleView("accept_prob", n);
+  r.accept_sum = hmc::ParticleView("accept_sum", n);
+  r.divergences = hmc::ParticleView("divergences", n);
+  r.steps_sum = hmc::ParticleView("steps_sum", n);
+  r.stats = hmc::StateView("stats", n, 2);
+  r.draws = hmc::DrawView("draws", n, 1, params);
+  r.draw_lp = hmc::DrawStatView("draw_lp", n, 1);
+  r.draw_accept = hmc::DrawStatView("draw_accept", n, 1);
+  r.draw_divergent = hmc::DrawStatView("draw_divergent", n, 1);
+  r.draw_steps = hmc::DrawStatView("draw_steps", n, 1);
+  r.draw_energy = hmc::DrawStatView("draw_energy", n, 1);
+  return r;
+}
+
+struct Outcome {
+  std::vector<double> q, grad, lp, accept, stats1, steps, divergent, energy, draws;
+};
+
+template <class V>
+std::vector<double> flat(const V& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::vector<double> out;
+  if constexpr (V::rank == 1) {
+    for (std::size_t i = 0; i < h.extent(0); ++i) out.push_back(h(i));
+  } else if constexpr (V::rank == 2) {
+    for (std::size_t i = 0; i < h.extent(0); ++i)
+      for (std::size_t j = 0; j < h.extent(1); ++j) out.push_back(h(i, j));
+  } else {
+    for (std::size_t i = 0; i < h.extent(0); ++i)
+      for (std::size_t j = 0; j < h.extent(1); ++j)
+        for (std::size_t k = 0; k < h.extent(2); ++k) out.push_back(h(i, j, k));
+  }
+  return out;
+}
+
+// Particles at deterministic spread-out positions, with their log density and gradient.
+template <class Model>
+EnsembleState start(const Model& m, int n, const std::vector<double>& centre, double spread) {
+  const int d = m.dim();
+  EnsembleState s(n, d);
+  auto q = Kokkos::create_mirror_view(s.q);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < d; ++j) q(i, j) = centre[j] + spread * std::sin(1.7 * i + 0.9 * j + 0.3);
+  Kokkos::deep_copy(s.q, q);
+  const auto sq = s.q, sg = s.grad;
+  const auto lp = s.lp;
+  Kokkos::parallel_for(
+      "test::lanes_start", Kokkos::RangePolicy<hmc::ExecSpace>(0, n),
+      KOKKOS_LAMBDA(const int i) { lp(i) = m.log_density_gradient(hmc::row(sq, i), hmc::row(sg, i)); });
+  Kokkos::fence();
+  return s;
+}
+
+template <class Model>
+Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes) {
+  const int n = static_cast<int>(from.q.extent(0)), d = m.dim();
+  EnsembleState s(n, d);
+  Kokkos::deep_copy(s.q, from.q);
+  Kokkos::deep_copy(s.grad, from.grad);
+  Kokkos::deep_copy(s.lp, from.lp);
+  std::vector<double> sigma(static_cast<std::size_t>(d) * (c.dense ? d : 1));
+  for (int i = 0; i < d; ++i) {
+    if (!c.dense) {
+      sigma[i] = 0.5 + 0.1 * i;
+    } else {
+      for (int j = 0; j < d; ++j) sigma[i * d + j] = i == j ? 1.0 + 0.1 * i : 0.1 / ((1.0 + std::abs(i - j)) * (1.0 + std::abs(i - j)));
+    }
+  }
+  hmc::VectorView centre;
+  if (c.chees) {
+    centre = hmc::VectorView("centre", d);
+    Kokkos::deep_copy(centre, 0.1);
+  }
+  HmcTransition<Model> t{m,
+                         s,
+                         make_record(n, m.num_params()),
+                         c.dense ? hmc::sampler::dense_metric(sigma, d) : hmc::sampler::diagonal_metric(sigma),
+                         d,
+                         c.step_size,
+                         c.steps,
+                         c.jitter,
+                         c.length,
+                         1000,
+                         c.temperature,
+                         20261202u,
+                         5,
+                         3,
+                         true,
+                         0,
+                         centre};
+  if (lanes) {
+    Kokkos::parallel_for("test::lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, HmcLaneTransition<Model>::blocks(n)),
+                         HmcLaneTransition<Model>{t, n});
+  } else {
+    Kokkos::parallel_for("test::scalar", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), t);
+  }
+  Kokkos::fence();
+  return {flat(s.q),
+          flat(s.grad),
+          flat(s.lp),
+          flat(t.record.accept_prob),
+          flat(Kokkos::subview(t.record.stats, Kokkos::ALL, 1)),
+          flat(t.record.steps_sum),
+          flat(t.record.divergences),
+          flat(t.record.draw_energy),
+          flat(t.record.draws)};
+}
+
+void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isfinite(a[i]) || std::isfinite(b[i])) {
+      EXPECT_NEAR(a[i], b[i], tol * (1.0 + std::abs(a[i]))) << what << "[" << i << "]";
+    }
+  }
+}
+
+// Returns the number of accepted particles, so a case can check it tests both outcomes.
+template <class Model>
+int expect_same(const Model& m, int n, const std::vector<double>& centre, double spread, const Case& c) {
+  const auto s = start(m, n, centre, spread);
+  const Outcome a = run(m, s, c, false), b = run(m, s, c, true);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.divergent, b.divergent);
+  expect_close(a.q, b.q, 1e-9, "q");
+  expect_close(a.grad, b.grad, 1e-9, "grad");
+  expect_close(a.lp, b.lp, 1e-9, "lp");
+  expect_close(a.accept, b.accept, 1e-9, "accept_prob");
+  expect_close(a.stats1, b.stats1, 1e-8, "chees term");
+  expect_close(a.energy, b.energy, 1e-9, "energy");
+  expect_close(a.draws, b.draws, 1e-9, "draws");
+  const auto q0 = flat(s.q);
+  int moved = 0;
+  for (int i = 0; i < n; ++i) moved += a.q[static_cast<std::size_t>(i) * m.dim()] != q0[static_cast<std::size_t>(i) * m.dim()];
+  return moved;
+}
+
+hmc::models::CoinToss coins() {
+  json tosses = {{1, 1, 1, 0, 1, 0, 1, 1}, {0, 0, 0, 1, 0}, {1, 0}};
+  return hmc::models::CoinToss::from_config({{"name", "coin_toss"}, {"priors", {{"a", 1}, {"b", 1}}}},
+                                            {{"tosses", tosses}});
+}
+
+hmc::models::HarmonicOscillator springs(int d) {
+  std::vector<double> k(static_cast<std::size_t>(d));
+  for (int i = 0; i < d; ++i) k[i] = 1.0 + i;
+  return hmc::models::HarmonicOscillator::from_config({{"name", "harmonic_oscillator"}, {"spring_constants", k}},
+                                                      nullptr);
+}
+
+hmc::models::LinearAcceleration motion() {
+  std::ifstream f(std::string(HMC_SOURCE_DIR) + "/configs/data/linear_motion.json");
+  const json data = json::parse(f);
+  return hmc::models::LinearAcceleration::from_config({{"name", "linear_acceleration"}}, data);
+}
+
+TEST(Lanes, TakenForTheModelsThatWriteATemplateGradient) {
+  EXPECT_EQ(hmc::sampler::lanes_available<hmc::models::CoinToss>(), hmc::sampler::kHostExecution);
+  EXPECT_EQ(hmc::sampler::lanes_available<hmc::models::HarmonicOscillator>(), hmc::sampler::kHostExecution);
+  EXPECT_EQ(hmc::sampler::use_lanes<hmc::models::HarmonicOscillator>(hmc::sampler::kMaxLaneDim + 1), false);
+}
+
+TEST(Lanes, CoinTossMatchesTheScalarKernel) {
+  const auto m = coins();
+  // 13 particles: a full block and a padded one.
+  EXPECT_GT(expect_same(m, 13, {0.0, 0.0, 0.0}, 1.5, Case{}), 0);
+  // Jittered path lengths: the lanes of a block take different numbers of steps.
+  Case jitter;
+  jitter.jitter = true;
+  jitter.length = 2.0;
+  jitter.chees = true;
+  EXPECT_GT(expect_same(m, 29, {0.0, 0.0, 0.0}, 2.0, jitter), 0);
+}
+
+TEST(Lanes, HarmonicOscillatorMatchesTheScalarKernel) {
+  const auto m = springs(20);
+  std::vector<double> c(20, 0.0);
+  Case diag;
+  diag.step_size = 0.1;
+  EXPECT_GT(expect_same(m, 17, c, 1.0, diag), 0);
+  Case dense;
+  dense.dense = true;
+  dense.jitter = true;
+  dense.length = 1.5;
+  dense.temperature = 2.0;
+  EXPECT_GT(expect_same(m, 9, c, 1.0, dense), 0);
+}
+
+TEST(Lanes, DivergentTrajectoriesAreRejectedAsInTheScalarKernel) {
+  // Step size 3 on springs up to k = 20: the energy grows without bound and every
+  // particle diverges, some after a non-finite log density part of the way.
+  const auto m = springs(20);
+  Case wild;
+  wild.step_size = 3.0;
+  wild.steps = 400;
+  EXPECT_EQ(expect_same(m, 11, std::vector<double>(20, 0.0), 1.0, wild), 0);
+}
+
+TEST(Lanes, LinearAccelerationMatchesTheScalarKernel) {
+  const auto m = motion();
+  Case c;
+  c.step_size = 0.001;
+  EXPECT_GT(expect_same(m, 24, {0.0, 0.0, -6.0}, 0.05, c), 0);
+}
+
+}  // namespace
