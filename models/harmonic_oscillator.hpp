@@ -56,20 +56,23 @@ struct HarmonicOscillator {
   }
 
   /// The gradient for T = double (Row) and for T = Pack (PackRow: a block of particles).
+  /// U = ½ Σ_i x_i (Kx)_i is summed in four interleaved partial sums (i mod 4), so that
+  /// consecutive coordinates do not wait for each other's addition.
   template <class T, class R>
   KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    T u = 0.0;
+    T u[4] = {0.0, 0.0, 0.0, 0.0};
     for (int i = 0; i < d; ++i) {
+      const T x = q(i) - centres(i);
       T kx = 0.0;
       if (!full) {
-        kx = springs(i) * (q(i) - centres(i));
+        kx = springs(i) * x;
       } else {
         for (int j = 0; j < d; ++j) kx += precision(i, j) * (q(j) - centres(j));
       }
-      u += (q(i) - centres(i)) * kx;
+      u[i & 3] += x * kx;
       grad(i) = -kx;
     }
-    return -0.5 * u;
+    return -0.5 * ((u[0] + u[1]) + (u[2] + u[3]));
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {

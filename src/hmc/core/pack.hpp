@@ -24,17 +24,50 @@ inline constexpr int kLanes = 8;
 
 #define HMC_LANES_LOOP _Pragma("omp simd") for (int l = 0; l < kLanes; ++l)
 
+#if defined(__GNUC__)  // GCC and clang: a vector type, so that Packs live in registers
+#define HMC_PACK_VECTOR 1
+#else
+#define HMC_PACK_VECTOR 0
+#endif
+
 struct Pack {
+#if HMC_PACK_VECTOR
+  typedef double Vec __attribute__((vector_size(kLanes * sizeof(double))));
+  Vec v;
+  double* lanes() { return reinterpret_cast<double*>(&v); }
+  const double* lanes() const { return reinterpret_cast<const double*>(&v); }
+#else
   alignas(kLanes * sizeof(double)) double v[kLanes];
+  double* lanes() { return v; }
+  const double* lanes() const { return v; }
+#endif
 
   Pack() = default;
   // Implicit, so that model code mixes constants and Packs as it mixes them with doubles.
   Pack(double x) {  // NOLINT(google-explicit-constructor)
+#if HMC_PACK_VECTOR
+    v = x - Vec{};  // every lane x
+#else
     HMC_LANES_LOOP v[l] = x;
+#endif
   }
-  double& operator[](int l) { return v[l]; }
-  double operator[](int l) const { return v[l]; }
+  double& operator[](int l) { return lanes()[l]; }
+  double operator[](int l) const { return lanes()[l]; }
 
+#if HMC_PACK_VECTOR
+  Pack& operator+=(const Pack& b) {
+    v += b.v;
+    return *this;
+  }
+  Pack& operator-=(const Pack& b) {
+    v -= b.v;
+    return *this;
+  }
+  Pack& operator*=(const Pack& b) {
+    v *= b.v;
+    return *this;
+  }
+#else
   Pack& operator+=(const Pack& b) {
     HMC_LANES_LOOP v[l] += b.v[l];
     return *this;
@@ -47,8 +80,27 @@ struct Pack {
     HMC_LANES_LOOP v[l] *= b.v[l];
     return *this;
   }
+#endif
 };
 
+#if HMC_PACK_VECTOR
+#define HMC_PACK_BINARY(OP)                               \
+  inline Pack operator OP(const Pack& a, const Pack& b) { \
+    Pack r;                                               \
+    r.v = a.v OP b.v;                                     \
+    return r;                                             \
+  }                                                       \
+  inline Pack operator OP(double a, const Pack& b) {      \
+    Pack r;                                               \
+    r.v = a OP b.v;                                       \
+    return r;                                             \
+  }                                                       \
+  inline Pack operator OP(const Pack& a, double b) {      \
+    Pack r;                                               \
+    r.v = a.v OP b;                                       \
+    return r;                                             \
+  }
+#else
 #define HMC_PACK_BINARY(OP)                               \
   inline Pack operator OP(const Pack& a, const Pack& b) { \
     Pack r;                                               \
@@ -65,6 +117,7 @@ struct Pack {
     HMC_LANES_LOOP r.v[l] = a.v[l] OP b;                  \
     return r;                                             \
   }
+#endif
 HMC_PACK_BINARY(+)
 HMC_PACK_BINARY(-)
 HMC_PACK_BINARY(*)
@@ -72,9 +125,15 @@ HMC_PACK_BINARY(/)
 #undef HMC_PACK_BINARY
 
 inline Pack operator-(const Pack& a) {
+#if HMC_PACK_VECTOR
+  Pack r;
+  r.v = -a.v;
+  return r;
+#else
   Pack r;
   HMC_LANES_LOOP r.v[l] = -a.v[l];
   return r;
+#endif
 }
 
 /// A row of a [coordinate][lane] block: element j is the Pack of coordinate j.
@@ -87,7 +146,7 @@ struct PackRow {
 struct LaneRow {
   Pack* data;
   int lane;
-  double& operator()(int j) const { return data[j].v[lane]; }
+  double& operator()(int j) const { return data[j][lane]; }
 };
 
 namespace math {
@@ -95,14 +154,17 @@ namespace math {
 // Lane-wise versions of the functions of kokkos_shim.hpp that models use. The scalar
 // functions are called lane by lane; under `omp simd` with core/simd_math.hpp's
 // declarations the compiler calls their vector versions.
-#define HMC_PACK_UNARY(NAME, EXPR)  \
-  inline Pack NAME(const Pack& a) { \
-    Pack r;                         \
-    HMC_LANES_LOOP {                \
-      const double x = a.v[l];      \
-      r.v[l] = EXPR;                \
-    }                               \
-    return r;                       \
+#define HMC_PACK_UNARY(NAME, EXPR)          \
+  inline Pack NAME(const Pack& a) {         \
+    alignas(64) double in[kLanes], out[kLanes]; \
+    for (int l = 0; l < kLanes; ++l) in[l] = a[l]; \
+    HMC_LANES_LOOP {                        \
+      const double x = in[l];               \
+      out[l] = EXPR;                        \
+    }                                       \
+    Pack r;                                 \
+    for (int l = 0; l < kLanes; ++l) r[l] = out[l]; \
+    return r;                               \
   }
 HMC_PACK_UNARY(exp, std::exp(x))
 HMC_PACK_UNARY(log, std::log(x))
