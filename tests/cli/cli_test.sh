@@ -225,10 +225,11 @@ case_reproducible() {
 }
 
 # Files of two result sets that must agree byte for byte; summary.json and run.json
-# apart from wall-clock times (and the start time), memory use, rank and thread counts
-# and the output directory's name.
+# apart from wall-clock times (and the start time), memory use, rank and thread counts,
+# run.json's per-rank timings and MPI counters (its whole /per_rank array, which ends at
+# the first line indented like the key) and the output directory's name.
 strip_volatile() {
-  sed -e '/"timings_s"/,/}/d' -e '/"memory"/,/}/d' -e '/grad_evals_per_s/d' -e '/"ranks"/d' -e '/"dir": /d' \
+  sed -e '/^  "per_rank": \[/,/^  \],\{0,1\}$/d' -e '/"timings_s"/,/}/d' -e '/"memory"/,/}/d' -e '/grad_evals_per_s/d' -e '/"ranks"/d' -e '/"dir": /d' \
     -e '/"output.dir=/d' -e '/"started_utc"/d' -e '/"concurrency"/d' "$1"
 }
 same_results() {
@@ -502,6 +503,94 @@ case_bytes() {
     && python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/bytes.json" \
     && pass "summary --format json of a non-UTF-8 path is UTF-8 JSON" || fail "summary --format json: $(cat "$work/bytes.err")"
   grep -q $'\xef\xbf\xbd' "$out/run.json" && pass "run.json replaces the bytes" || fail "run.json: no U+FFFD"
+}
+
+case_scaling() {
+  # scripts/scaling --quick: one CSV row per run with the documented columns, per-rank
+  # records in run.json that add up, PNGs when matplotlib is there; srun inside a Slurm
+  # job (a stand-in that starts the ranks with mpiexec), and a launcher that does not
+  # start the ranks asked for is an error. No timing checks.
+  local sc="$HMC_SOURCE_DIR/scripts/scaling" out="$work/scaling" bin="$work/bin-scaling" rc
+  if ! python3 "$sc" --quick --hmc "$HMC" --mpiexec "$MPIEXEC" --layouts 1x1,1x2,2x1 --out "$out" \
+      >"$out.log" 2>&1; then
+    fail "scripts/scaling --quick: $(tail -3 "$out.log")"; return
+  fi
+  python3 - "$out" <<'PY' && pass "scaling CSV and run.json per_rank" || fail "scaling CSV or run.json: see above"
+import csv, json, math, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+cols = ("mode,ranks,threads,cores,particles,particles_per_rank_max,repeat,wall_s,sampling_s,sampling_max_s,"
+        "sampling_min_s,sampling_mean_s,imbalance,mpi_max_s,reduce_max_s,gather_max_s,control_max_s,reduce_calls,"
+        "gather_calls,control_calls,gather_bytes_rank0,store_s,grad_evals,grad_evals_per_s,speedup,ideal_speedup,"
+        "efficiency").split(",")
+rows = list(csv.DictReader(open(out / "scaling.csv")))
+bad = []
+def check(ok, what):
+    if not ok: bad.append(what)
+check(list(rows[0].keys()) == cols if rows else False, "CSV header")
+check(len(rows) == 6, f"{len(rows)} rows, not 6")
+for r in rows:
+    name = f"{r['mode']}-{r['ranks']}x{r['threads']}"
+    R = int(r["ranks"])
+    check(int(r["particles"]) == (64 if r["mode"] == "strong" else 32 * R), name + " particles")
+    for k in ("sampling_max_s", "sampling_mean_s", "grad_evals_per_s", "efficiency", "wall_s"):
+        check(math.isfinite(float(r[k])) and float(r[k]) > 0, f"{name} {k}={r[k]}")
+    check(float(r["sampling_min_s"]) <= float(r["sampling_mean_s"]) <= float(r["sampling_max_s"]), name + " min/mean/max")
+    check(float(r["imbalance"]) >= 1.0, name + " imbalance")
+    check(int(r["reduce_calls"]) > 0 and int(r["gather_calls"]) > 0, name + " MPI calls")
+    check((int(r["gather_bytes_rank0"]) > 0) == (R > 1), name + " rank 0 gather bytes")
+    run = json.load(open(out / "runs" / f"{name}-r1" / "run.json"))
+    summary = json.load(open(out / "runs" / f"{name}-r1" / "summary.json"))
+    pr = run["per_rank"]
+    check([p["rank"] for p in pr] == list(range(R)), name + " per_rank ranks")
+    check(sum(p["particles"] for p in pr) == int(r["particles"]), name + " per_rank particles")
+    check(sum(p["grad_evals"] for p in pr) == summary["throughput"]["grad_evals"], name + " per_rank grad_evals")
+    check(max(p["sampling_s"] for p in pr) == summary["timings_s"]["sampling"], name + " per_rank sampling_s")
+    # Collectives are called by every rank alike; with 2 ranks, rank 0 receives what rank 1 sends.
+    for kind in ("reduce", "gather"):
+        check(len({p["mpi"][kind]["calls"] for p in pr}) == 1, f"{name} {kind} calls differ between ranks")
+    check(len({p["mpi"]["gather"]["bytes"] for p in pr}) == 1, name + " gather bytes of rank 0 and 1")
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+  if grep -q "matplotlib is missing" "$out.log"; then
+    [[ ! -e "$out/speedup.png" ]] && pass "no matplotlib: said so, CSV written" || fail "no matplotlib, yet a PNG"
+  else
+    local png ok=1
+    for png in speedup efficiency; do
+      [[ $(head -c 4 "$out/$png.png" 2>/dev/null | od -An -c | tr -d ' ') == '211PNG' ]] || ok=0
+    done
+    [[ $ok -eq 1 ]] && pass "speedup.png and efficiency.png" || fail "PNGs missing: $(tail -3 "$out.log")"
+  fi
+  # Inside a Slurm job: srun --ntasks=R --cpus-per-task=T, here a stand-in that hands the
+  # ranks to mpiexec.
+  mkdir -p "$bin"
+  printf '#!/bin/bash\nn=1\nwhile [[ $1 == --* ]]; do [[ $1 == --ntasks=* ]] && n=${1#--ntasks=}; shift; done\nexec %q -n "$n" %s "$@"\n' \
+    "$MPIEXEC" "$MPIEXEC_FLAGS" >"$bin/srun"
+  chmod +x "$bin/srun"
+  if env "PATH=$bin:$PATH" SLURM_JOB_ID=5$$ python3 "$sc" --quick --hmc "$HMC" --mode strong --layouts 2x1 \
+      --out "$out-srun" >"$out-srun.log" 2>&1 && head -1 "$out-srun/logs/strong-2x1-r1.log" | grep -q '^srun --ntasks=2 --cpus-per-task=1 ' \
+      && [[ $(grep -c '^strong,2,1,' "$out-srun/scaling.csv") -eq 1 ]]; then
+    pass "under Slurm: srun --ntasks=2"
+  else
+    fail "under Slurm: $(tail -3 "$out-srun.log")"
+  fi
+  # The sbatch template, submitted from the source tree, with the same stand-in.
+  if (cd "$HMC_SOURCE_DIR" && env "PATH=$bin:$PATH" SLURM_JOB_ID=5$$ SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=1 \
+      CONFIG=configs/coin_toss.json MODE=weak LAYOUTS=1x1,2x1 PARTICLES=32 REPEATS=1 OUT="$out-sbatch" HMC="$HMC" \
+      SETS="sampler.warmup=10 sampler.draws=10" bash scripts/slurm/sweep.sbatch) >"$out-sbatch.log" 2>&1 \
+      && [[ $(grep -c '^weak,' "$out-sbatch/scaling.csv") -eq 2 ]]; then
+    pass "scripts/slurm/sweep.sbatch"
+  else
+    fail "scripts/slurm/sweep.sbatch: $(tail -3 "$out-sbatch.log")"
+  fi
+  # A launcher that starts one process instead of two: exit 4, naming the mismatch.
+  printf '#!/bin/bash\nwhile [[ $1 == --* ]]; do shift; done\nexec "$@"\n' >"$bin/srun"
+  env "PATH=$bin:$PATH" python3 "$sc" --quick --hmc "$HMC" --mode strong --layouts 2x1 --launcher srun \
+    --out "$out-bad" >"$out-bad.log" 2>&1
+  rc=$?
+  [[ $rc -eq 4 ]] && grep -q "asked for 2 rank(s), the run had 1" "$out-bad.log" \
+    && pass "a launcher that starts too few ranks: exit 4" || fail "too few ranks: exit $rc: $(tail -2 "$out-bad.log")"
 }
 
 "case_$1"

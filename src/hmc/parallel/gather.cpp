@@ -1,5 +1,6 @@
 #include "hmc/parallel/gather.hpp"
 
+#include "hmc/parallel/traffic.hpp"
 #include "hmc/parallel/watchdog.hpp"
 
 #include <vector>
@@ -27,12 +28,20 @@ struct ParticleBlocks {
   ParticleBlocks& operator=(const ParticleBlocks&) = delete;
 };
 
+/// Payload of one gather or scatter on this rank: its own rows on a rank other than 0,
+/// the other ranks' rows on rank 0 (its own rows are a local copy).
+std::int64_t payload_bytes(const MpiContext& mpi, const Decomposition& dec, std::int64_t width) {
+  const std::int64_t rows = mpi.root() ? dec.global - dec.count() : dec.count();
+  return rows * width * static_cast<std::int64_t>(sizeof(double));
+}
+
 /// Gathers `width` doubles per particle (contiguous, particle-major) to rank 0.
 void gather_block(const MpiContext& mpi, const Decomposition& dec, const double* send, double* recv,
                   std::int64_t width) {
   if (width == 0) return;
   const ParticleBlocks b(dec, width);
   const WaitingForRanks waiting;
+  const TimedCollective timed(Collective::kGather, payload_bytes(mpi, dec, width));
   MPI_Gatherv(send, static_cast<int>(dec.count()), b.type, recv, b.counts.data(), b.displs.data(), b.type, 0,
               mpi.comm());
 }
@@ -43,6 +52,7 @@ void scatter_block(const MpiContext& mpi, const Decomposition& dec, const double
   if (width == 0) return;
   const ParticleBlocks b(dec, width);
   const WaitingForRanks waiting;
+  const TimedCollective timed(Collective::kGather, payload_bytes(mpi, dec, width));
   MPI_Scatterv(send, b.counts.data(), b.displs.data(), b.type, recv, static_cast<int>(dec.count()), b.type, 0,
                mpi.comm());
 }
@@ -95,9 +105,15 @@ sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec
 
   long long evals = local.grad_evals, total_evals = 0;
   const WaitingForRanks waiting;
-  MPI_Reduce(&evals, &total_evals, 1, MPI_LONG_LONG, MPI_SUM, 0, mpi.comm());
+  {
+    const TimedCollective timed(Collective::kControl, sizeof evals);
+    MPI_Reduce(&evals, &total_evals, 1, MPI_LONG_LONG, MPI_SUM, 0, mpi.comm());
+  }
   double slowest = local.sampling_s;
-  MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());
+  {
+    const TimedCollective timed(Collective::kControl, sizeof slowest);
+    MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());
+  }
   all.grad_evals = total_evals;
   all.adapted = local.adapted;  // the same on every rank
   all.sampling_s = slowest;

@@ -1,5 +1,6 @@
 #include "hmc/parallel/mpi_context.hpp"
 
+#include "hmc/parallel/traffic.hpp"
 #include "hmc/parallel/watchdog.hpp"
 
 #include <chrono>
@@ -37,12 +38,16 @@ MpiContext::~MpiContext() {
 std::string MpiContext::broadcast(const std::string& s) const {
   const WaitingForRanks waiting;
   std::uint64_t n = s.size();
-  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm_);
+  {
+    const TimedCollective timed(Collective::kControl, sizeof n);
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm_);
+  }
   std::string out = root() ? s : std::string(n, '\0');
   // Chunks keep each count inside int for very large inline data.
   constexpr std::uint64_t kChunk = 1u << 30;
   for (std::uint64_t off = 0; off < n; off += kChunk) {
     const int len = static_cast<int>(n - off < kChunk ? n - off : kChunk);
+    const TimedCollective timed(Collective::kControl, len);
     MPI_Bcast(out.data() + off, len, MPI_CHAR, 0, comm_);
   }
   return out;
@@ -50,6 +55,7 @@ std::string MpiContext::broadcast(const std::string& s) const {
 
 int MpiContext::broadcast(int value) const {
   const WaitingForRanks waiting;
+  const TimedCollective timed(Collective::kControl, sizeof value);
   MPI_Bcast(&value, 1, MPI_INT, 0, comm_);
   return value;
 }
@@ -57,6 +63,7 @@ int MpiContext::broadcast(int value) const {
 int MpiContext::max(int value) const {
   if (size_ == 1) return value;
   const WaitingForRanks waiting;
+  const TimedCollective timed(Collective::kControl, sizeof value);
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm_);
   return value;
 }
@@ -64,6 +71,7 @@ int MpiContext::max(int value) const {
 long long MpiContext::sum(long long value) const {
   if (size_ == 1) return value;
   const WaitingForRanks waiting;
+  const TimedCollective timed(Collective::kControl, sizeof value);
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   return value;
 }
@@ -72,6 +80,7 @@ double MpiContext::max_on_root(double value) const {
   double out = value;
   if (size_ > 1) {
     const WaitingForRanks waiting;
+    const TimedCollective timed(Collective::kControl, sizeof value);
     MPI_Reduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, 0, comm_);
   }
   return out;
@@ -81,10 +90,12 @@ Allreduce MpiContext::allreduce() const {
   const MPI_Comm comm = comm_;
   return Allreduce{[comm](double* v, int n) {
                      const WaitingForRanks waiting;
+                     const TimedCollective timed(Collective::kReduce, static_cast<std::int64_t>(n) * 8);
                      MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm);
                    },
                    [comm](long long* v, int n) {
                      const WaitingForRanks waiting;
+                     const TimedCollective timed(Collective::kReduce, static_cast<std::int64_t>(n) * 8);
                      MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, MPI_SUM, comm);
                    }};
 }

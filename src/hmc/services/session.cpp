@@ -11,6 +11,7 @@
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/parallel/gather.hpp"
+#include "hmc/parallel/traffic.hpp"
 #include "hmc/parallel/watchdog.hpp"
 #include "hmc/services/progress.hpp"
 #include "hmc/services/signals.hpp"
@@ -132,7 +133,51 @@ sampler::LoopState loop_from_json(const json& j) {
   return l;
 }
 
-json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const sampler::Adapted& adapted) {
+/// Doubles per rank in the gathered per-rank record: particles, grad_evals, sampling_s,
+/// store_s, then calls, bytes and seconds of each parallel::Collective.
+constexpr int kPerRankFixed = 4;
+constexpr int kPerRankWidth = kPerRankFixed + 3 * parallel::kNumCollectives;
+
+/// Every rank's record to rank 0 (one MPI_Gatherv; rank 0 gets ranks × kPerRankWidth).
+std::vector<double> gather_per_rank(const parallel::MpiContext& mpi, std::int64_t particles, std::int64_t grad_evals,
+                                    double sampling_s, double store_s, const parallel::Traffic& traffic) {
+  std::vector<double> mine{static_cast<double>(particles), static_cast<double>(grad_evals), sampling_s, store_s};
+  for (const auto& k : traffic.kinds) {
+    mine.insert(mine.end(), {static_cast<double>(k.calls), static_cast<double>(k.bytes), k.seconds});
+  }
+  // One row per rank: a decomposition of `ranks` rows over `ranks` ranks.
+  const parallel::Decomposition one_each{mpi.size(), mpi.size(), mpi.rank()};
+  return parallel::gather_rows(mpi, one_each, mine, kPerRankWidth);
+}
+
+/// run.json's /per_rank from gather_per_rank's rows (docs/output.md).
+json per_rank_json(const std::vector<double>& rows) {
+  static const char* const kinds[parallel::kNumCollectives] = {"reduce", "gather", "control"};
+  json out = json::array();
+  const std::size_t ranks = rows.size() / kPerRankWidth;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const double* v = rows.data() + r * kPerRankWidth;
+    json mpi = json::object();
+    double mpi_s = 0.0;
+    for (int k = 0; k < parallel::kNumCollectives; ++k) {
+      const double* c = v + kPerRankFixed + 3 * k;
+      mpi[kinds[k]] = {
+          {"calls", static_cast<std::int64_t>(c[0])}, {"bytes", static_cast<std::int64_t>(c[1])}, {"s", c[2]}};
+      mpi_s += c[2];
+    }
+    mpi["total_s"] = mpi_s;
+    out.push_back({{"rank", r},
+                   {"particles", static_cast<std::int64_t>(v[0])},
+                   {"grad_evals", static_cast<std::int64_t>(v[1])},
+                   {"sampling_s", v[2]},
+                   {"store_s", v[3]},
+                   {"mpi", mpi}});
+  }
+  return out;
+}
+
+json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const sampler::Adapted& adapted,
+              const std::vector<double>& per_rank) {
   return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
           {"kokkos",
            {{"version", hmc::kokkos_version()},
@@ -140,6 +185,7 @@ json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const sample
             {"execution_space", hmc::ExecSpace::name()},
             {"concurrency", hmc::ExecSpace().concurrency()}}},
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
+          {"per_rank", per_rank_json(per_rank)},
           {"seed", spec.config["seed"]},
           {"started_utc", spec.started_utc},
           {"adaptation", io::adaptation_json(adapted)},
@@ -308,6 +354,9 @@ void Session::agree_init(long long failed, const std::string& model_name) {
 
 sampler::ProgressCallback Session::progress(int first_iteration) {
   loop_start_ = Clock::now();
+  // run.json's MPI counters cover the loop (with its block gathers and checkpoints), not
+  // the start-up's broadcasts of config and data.
+  parallel::reset_traffic();
   if (!mpi_.root()) return {};
   return [first_iteration](const sampler::Progress& p) {
     const int done = p.iteration - first_iteration;
@@ -406,6 +455,8 @@ int Session::interrupted(int iteration) {
 
 int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& accept_sum,
                     const std::vector<double>& divergences, std::int64_t grad_evals) {
+  // The loop's collectives, before the gathers of the end below.
+  const parallel::Traffic traffic = parallel::traffic();
   // Per-particle totals to rank 0, in global order.
   std::vector<double> local(accept_sum.size() * 2);
   for (std::size_t i = 0; i < accept_sum.size(); ++i) {
@@ -414,10 +465,13 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
   }
   const auto all = parallel::gather_rows(mpi_, dec_, local, 2);
   const long long evals = mpi_.sum(grad_evals);
-  const double sampling = previous_sampling_s_ + mpi_.max_on_root(elapsed() - store_s_);
+  const double my_sampling = elapsed() - store_s_;
+  const double sampling = previous_sampling_s_ + mpi_.max_on_root(my_sampling);
   const double store_s = previous_store_s_ + mpi_.max_on_root(store_s_);
   // Peak RSS of the other ranks now (they are done); rank 0's after writing, below.
   const double others_rss = mpi_.max_on_root(mpi_.root() ? 0.0 : peak_rss_mib());
+  // This process's part of the run on every rank, so that imbalance shows (run.json).
+  const auto per_rank = gather_per_rank(mpi_, dec_.count(), grad_evals, my_sampling, store_s_, traffic);
 
   int code = kExitOk;
   if (mpi_.root()) {
@@ -484,7 +538,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
         files.push_back("draws.csv");
       }
       io::write_particles_csv(dir + "/particles.csv", *store_, totals, settings_.draws);
-      io::write_file_atomic(dir + "/run.json", io::dump_text(run_info(mpi_, spec_, adapted), 2) + "\n");
+      io::write_file_atomic(dir + "/run.json", io::dump_text(run_info(mpi_, spec_, adapted, per_rank), 2) + "\n");
       throw_if_interrupted();
       io::Timings t;
       t.setup = setup_s_;
