@@ -18,8 +18,11 @@ WORKDIR /opt/hmc
 COPY scripts/setup.sh scripts/lib.sh scripts/
 RUN scripts/setup.sh --deps-only && rm -rf /var/lib/apt/lists/*
 
+# An image runs on other machines than the one that built it: no -march=native
+# (docker build --build-arg HMC_CMAKE_ARGS=-DHMC_NATIVE_ARCH=ON for the build machine's CPU).
+ARG HMC_CMAKE_ARGS=-DHMC_NATIVE_ARCH=OFF
 COPY . .
-RUN scripts/setup.sh
+RUN HMC_CMAKE_ARGS="$HMC_CMAKE_ARGS" scripts/setup.sh
 
 ENTRYPOINT ["/opt/hmc/build/bin/hmc"]
 CMD ["--help"]

@@ -56,23 +56,36 @@ struct HarmonicOscillator {
   }
 
   /// The gradient for T = double (Row) and for T = Pack (PackRow: a block of particles).
-  /// U = ½ Σ_i x_i (Kx)_i is summed in four interleaved partial sums (i mod 4), so that
+  /// U = ½ Σ_i x_i (Kx)_i is summed in four partial sums (i mod 4, unrolled), so that
   /// consecutive coordinates do not wait for each other's addition.
   template <class T, class R>
   KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    T u[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int i = 0; i < d; ++i) {
-      const T x = q(i) - centres(i);
-      T kx = 0.0;
-      if (!full) {
-        kx = springs(i) * x;
-      } else {
-        for (int j = 0; j < d; ++j) kx += precision(i, j) * (q(j) - centres(j));
-      }
-      u[i & 3] += x * kx;
-      grad(i) = -kx;
+    T u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= d; i += 4) {
+      u0 += coordinate<T>(q, grad, i);
+      u1 += coordinate<T>(q, grad, i + 1);
+      u2 += coordinate<T>(q, grad, i + 2);
+      u3 += coordinate<T>(q, grad, i + 3);
     }
-    return -0.5 * ((u[0] + u[1]) + (u[2] + u[3]));
+    if (i < d) u0 += coordinate<T>(q, grad, i);
+    if (i + 1 < d) u1 += coordinate<T>(q, grad, i + 1);
+    if (i + 2 < d) u2 += coordinate<T>(q, grad, i + 2);
+    return -0.5 * ((u0 + u1) + (u2 + u3));
+  }
+
+  /// x_i (Kx)_i, writing grad(i) = -(Kx)_i.
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T coordinate(const R& q, const R& grad, int i) const {
+    const T x = q(i) - centres(i);
+    T kx = 0.0;
+    if (!full) {
+      kx = springs(i) * x;
+    } else {
+      for (int j = 0; j < d; ++j) kx += precision(i, j) * (q(j) - centres(j));
+    }
+    grad(i) = -kx;
+    return x * kx;
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {

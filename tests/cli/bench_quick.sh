@@ -46,7 +46,7 @@ for name, labels, ratios, sections in (
     check(r.get("schema") == "hmc-bench/1" and r.get("quick") is True, f"{name}: schema/quick")
     check(r.get("errors") == [], f"{name}: errors {r.get('errors')}")
     check([c.get("label") for c in r.get("contestants", [])] == labels, f"{name}: contestants")
-    for k in ("cpu", "cores", "load_avg_start", "load_avg_end"):
+    for k in ("cpu", "cores", "load_avg_start", "load_avg_end", "copy_gbps_one_core"):
         check(k in r.get("machine", {}), f"{name}: no machine.{k}")
     for section, workloads in sections.items():
         sec = r.get(section, {})
@@ -55,6 +55,8 @@ for name, labels, ratios, sections in (
             rec = sec.get(w, {})
             for l in labels:
                 check(positive(rec.get("median", {}).get(l)), f"{name}: {section}.{w}.median.{l}")
+                if section == "throughput" and l != "numpyro":
+                    check(positive(rec.get("gbps_estimate", {}).get(l)), f"{name}: {section}.{w}.gbps_estimate.{l}")
                 runs = rec.get("runs", {}).get(l, [])
                 check(len(runs) == 1 and positive(runs[0].get("seconds")), f"{name}: {section}.{w}.runs.{l}")
             for q in ratios:

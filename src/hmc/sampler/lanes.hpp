@@ -9,7 +9,9 @@
 /// [coordinate][lane] arrays on its stack, and runs every leapfrog step as loops over
 /// the lanes under `#pragma omp simd`, the model's gradient included. Lanes whose
 /// trajectory is shorter (ChEES jitter) or has hit a non-finite log density are
-/// masked: their values are kept by a select, not recomputed.
+/// masked: their values are kept by a select, not recomputed. While every lane moves,
+/// the steps run without selects; a lane computes the same values on either path, so
+/// its draws do not depend on the other particles of its block.
 ///
 /// The algorithm is that of HmcTransition, random numbers included. The draws are
 /// not bitwise those of HmcTransition: the vector exp/log (core/simd_math.hpp) differ
@@ -122,12 +124,39 @@ struct HmcLaneTransition {
 
     const double eps = t.step_size, half = 0.5 * eps;
     for (int s = 0; s < longest; ++s) {
-      bool any = false;
+      int running = 0;
       for (int l = 0; l < W; ++l) {
         if (s >= steps[l]) active[l] = 0.0;
-        any = any || active[l] != 0.0;
+        running += active[l] != 0.0;
       }
-      if (!any) break;
+      if (running == 0) break;
+      if (running == W) {
+        // Every lane moves (fixed path lengths, and jittered ones until the shortest
+        // ends): the same arithmetic as below without the selects.
+        for (int j = 0; j < dim; ++j) p[j] += half * g[j];
+        if (!t.metric.dense) {
+          for (int j = 0; j < dim; ++j) q[j] += eps * t.metric.diag(j) * p[j];
+        } else {
+          drift(q, p, active, eps);
+        }
+        lp = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{g});
+        bool finite = true;
+        for (int l = 0; l < W; ++l) {
+          // A non-finite log density ends the trajectory, as in leapfrog().
+          if (!math::isfinite(lp[l])) {
+            active[l] = 0.0;
+            finite = false;
+          }
+        }
+        if (finite) {
+          for (int j = 0; j < dim; ++j) p[j] += half * g[j];
+        } else {
+          for (int j = 0; j < dim; ++j) {
+            HMC_LANES_LOOP p[j][l] = active[l] != 0.0 ? p[j][l] + half * g[j][l] : p[j][l];
+          }
+        }
+        continue;
+      }
       for (int j = 0; j < dim; ++j) {
         HMC_LANES_LOOP p[j][l] = active[l] != 0.0 ? p[j][l] + half * g[j][l] : p[j][l];
       }
@@ -136,7 +165,6 @@ struct HmcLaneTransition {
       HMC_LANES_LOOP {
         if (active[l] != 0.0) lp[l] = lpn[l];
       }
-      // A non-finite log density ends the trajectory, as in leapfrog().
       for (int l = 0; l < W; ++l) {
         if (active[l] != 0.0 && !math::isfinite(lpn[l])) active[l] = 0.0;
       }
