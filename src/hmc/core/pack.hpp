@@ -22,9 +22,17 @@ namespace hmc {
 /// AVX2 registers, four SSE2 registers).
 inline constexpr int kLanes = 8;
 
+/// A loop over the lanes, which the compiler vectorises. `omp simd` asks GCC to (clang, which
+/// warns where it cannot, e.g. without the vector math functions, vectorises on its own).
+#if defined(__GNUC__) && !defined(__clang__)
 #define HMC_LANES_LOOP _Pragma("omp simd") for (int l = 0; l < kLanes; ++l)
+#else
+#define HMC_LANES_LOOP for (int l = 0; l < kLanes; ++l)
+#endif
 
-#if defined(__GNUC__)  // GCC and clang: a vector type, so that Packs live in registers
+// GCC and clang: a vector type, so that Packs live in registers. nvcc (whose host code
+// never uses Packs: the lane kernel is host-only) and other compilers: a plain array.
+#if defined(__GNUC__) && !defined(__CUDACC__)
 #define HMC_PACK_VECTOR 1
 #else
 #define HMC_PACK_VECTOR 0
