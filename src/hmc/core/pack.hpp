@@ -22,9 +22,10 @@ namespace hmc {
 /// AVX2 registers, four SSE2 registers).
 inline constexpr int kLanes = 8;
 
-/// A loop over the lanes, which the compiler vectorises. `omp simd` asks GCC to (clang, which
-/// warns where it cannot, e.g. without the vector math functions, vectorises on its own).
-#if defined(__GNUC__) && !defined(__clang__)
+/// A loop over the lanes, which the compiler vectorises. `omp simd` asks GCC to (with OpenMP,
+/// or -fopenmp-simd: HMC_OPENMP_SIMD, CMakeLists.txt); clang, which warns where it cannot
+/// (e.g. without the vector math functions), vectorises on its own.
+#if defined(__GNUC__) && !defined(__clang__) && (defined(_OPENMP) || defined(HMC_OPENMP_SIMD))
 #define HMC_LANES_LOOP _Pragma("omp simd") for (int l = 0; l < kLanes; ++l)
 #else
 #define HMC_LANES_LOOP for (int l = 0; l < kLanes; ++l)
