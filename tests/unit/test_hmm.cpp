@@ -391,7 +391,9 @@ void expect_lanes_match_scalar(Hmm m, double tol, unsigned seed, int segment = 0
         continue;
       }
       ++finite;
-      auto close = [&](double a, double b) { return tol == 0.0 ? a == b : std::abs(a - b) <= tol * std::abs(b) + 1e-300; };
+      auto close = [&](double a, double b) {
+        return tol == 0.0 ? a == b : std::abs(a - b) <= tol * std::abs(b) + 1e-300;
+      };
       EXPECT_TRUE(close(lp[l], ref)) << "lane " << l << ": " << lp[l] << " vs " << ref;
       for (int j = 0; j < d; ++j)
         EXPECT_TRUE(close(g[j][l], grad[j]) || std::abs(g[j][l] - grad[j]) <= tol * 1e-3)
@@ -406,15 +408,15 @@ TEST(Hmm, LaneGradientMatchesScalarCategorical) {
   // K unrolled (2, 3, 5) and not (7).
   expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({300}, 2, 3, 41)), 0.0, 42);
   expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({1, 57, 200, 130}, 3, 4, 43)), 0.0, 44);
-  expect_lanes_match_scalar(
-      Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)), 0.0, 46);
+  expect_lanes_match_scalar(Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)),
+                            0.0, 46);
   expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({120, 90}, 7, 4, 47)), 0.0, 48);
   // Checkpointed: segments of 1, 7 and 64 steps (the last shorter, some sequences shorter than one).
   for (int segment : {1, 7, 64}) {
     expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({1, 57, 200, 130}, 3, 4, 43)), 0.0, 44,
                               segment);
-    expect_lanes_match_scalar(
-        Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)), 0.0, 46, segment);
+    expect_lanes_match_scalar(Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)),
+                              0.0, 46, segment);
   }
   std::ifstream in(std::string(HMC_SOURCE_DIR) + "/configs/data/hmm_words_k3_v10_t2000.json");
   ASSERT_TRUE(in);
