@@ -39,11 +39,23 @@
 /// 2 (K² + emission + 1 + K) + N (K + 1) doubles: 8,086 for K = 3, V = 10, T = 2000), and
 /// one backward pass then accumulates the expected-count gradients: about the cost of a
 /// second forward pass.
+///
+/// On the host, the lane kernel (sampler/lanes.hpp) calls log_density_gradient_lanes
+/// instead: the same forward and backward passes for 8 particles at once, one per SIMD
+/// lane, on a [param][lane] copy of their parameters in one per-thread buffer (the
+/// particles' scratch rows are not used). It keeps pred_t, α_t and 1 / c_t of every
+/// step up to kLaneStoreBytes per thread (896 KiB for K = 3, T = 2000; 6.7 MiB for
+/// K = 5, T = 10,000), and beyond that checkpoints segments and recomputes them in the
+/// backward pass. Lane by lane it performs the scalar gradient's operations in the
+/// scalar order, so for categorical emissions it is bitwise log_density_gradient(q,
+/// grad, scratch); gaussian emissions use the vector exp (a few ulp apart).
 
+#include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/io/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/schema.hpp"
+#include "hmc/model/concept.hpp"
 #include "hmc/model/transforms.hpp"
 
 #include <nlohmann/json.hpp>
@@ -51,6 +63,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,6 +91,7 @@ struct Hmm {
   int c_sigma = 0, c_init = 0, p = 0;       ///< offsets in constrain()'s output; p = num_params()
   int s_emit = 0, s_sigma = 0, s_init = 0;  ///< offsets in the scratch copy x of the parameters
   int nx = 0;                               ///< size of x (σ and π always present there)
+  int lane_seg_len = 1, lane_nseg = 0;      ///< lane gradient: steps per segment, segments of all sequences
 
   int dim() const { return d; }
   int num_params() const { return p; }
@@ -120,12 +134,32 @@ struct Hmm {
   // ---- device: helpers ------------------------------------------------------
 
   /// K, as a compile-time constant where KC > 0: the forward and backward passes are
-  /// instantiated for K = 2 and 3 too, so their small loops unroll into registers (4 to
-  /// 5 times faster for the standard workload on a CPU). Those functions declare
+  /// instantiated for K = 2..6 too (with_states), so their small loops unroll into
+  /// registers (4 to 5 times faster for the standard workload on a CPU). Those functions declare
   /// `const int K = states<KC>()`, shadowing the member on purpose.
   template <int KC>
   KOKKOS_INLINE_FUNCTION int states() const {
     return KC > 0 ? KC : K;
+  }
+
+  /// Calls f(std::integral_constant<int, KC>{}) with KC = K for K = 2..6 (loops over
+  /// the states unrolled), KC = 0 (K read at run time) otherwise.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static auto with_states(int K, const F& f) {
+    switch (K) {
+      case 2:
+        return f(std::integral_constant<int, 2>{});
+      case 3:
+        return f(std::integral_constant<int, 3>{});
+      case 4:
+        return f(std::integral_constant<int, 4>{});
+      case 5:
+        return f(std::integral_constant<int, 5>{});
+      case 6:
+        return f(std::integral_constant<int, 6>{});
+      default:
+        return f(std::integral_constant<int, 0>{});
+    }
   }
 
   KOKKOS_INLINE_FUNCTION static Row sub(const Row& r, int offset) { return Row{r.data + offset * r.stride, r.stride}; }
@@ -396,17 +430,10 @@ struct Hmm {
     for (int k = 0; k < K; ++k) pi[k] = scratch(s_init + k);
     for (int k = 0; k < K * K; ++k) A[k] = scratch(k);
     const Row none{nullptr, 0};
-    double ll;
-    switch (K) {
-      case 2:
-        ll = forward<2>(pi, A, EmissionFromScratch<2>{this, scratch}, none);
-        break;
-      case 3:
-        ll = forward<3>(pi, A, EmissionFromScratch<3>{this, scratch}, none);
-        break;
-      default:
-        ll = forward<0>(pi, A, EmissionFromScratch<0>{this, scratch}, none);
-    }
+    const double ll = with_states(K, [&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      return forward<KC>(pi, A, EmissionFromScratch<KC>{this, scratch}, none);
+    });
     const double total = lp_prior + ll;
     return math::isnan(total) ? -math::infinity() : total;
   }
@@ -431,22 +458,21 @@ struct Hmm {
       g_A[k] = 0.0;
     }
     for (int j = 0; j < nx; ++j) gx(j) = 0.0;
-    double ll;
-    switch (K) {
-      case 2:
-        ll = forward_backward<2>(pi, A, g_A, x, gx, store);
-        break;
-      case 3:
-        ll = forward_backward<3>(pi, A, g_A, x, gx, store);
-        break;
-      default:
-        ll = forward_backward<0>(pi, A, g_A, x, gx, store);
-    }
+    const double ll = with_states(K, [&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      return forward_backward<KC>(pi, A, g_A, x, gx, store);
+    });
     const double lp = lp_prior + ll;
     if (!math::isfinite(lp)) return -math::infinity();
     for (int k = 0; k < K * K; ++k) gx(k) = g_A[k];
+    chain(q, x, gx, grad);
+    return lp;
+  }
 
-    // Chain d log L / dx through the transforms (which add d log|J| / dq), then the priors.
+  /// Adds to grad (zeroed by the caller) d log p / dq from d log L / dx in gx (the
+  /// transition block holding d log L / dA): the chain rule through the transforms
+  /// (which add d log|J| / dq), then the priors.
+  KOKKOS_INLINE_FUNCTION void chain(const Row& q, const Row& x, const Row& gx, const Row& grad) const {
     for (int i = 0; i < K; ++i) {
       const Row qi = sub(q, i * (K - 1)), gi = sub(grad, i * (K - 1));
       transform::simplex_backward(qi, sub(x, i * K), sub(gx, i * K), gi, K);
@@ -470,7 +496,6 @@ struct Hmm {
       transform::simplex_backward(sub(q, u_init), sub(x, s_init), sub(gx, s_init), sub(grad, u_init), K);
       add_dirichlet_gradient(sub(q, u_init), sub(grad, u_init), K, a_initial);
     }
-    return lp;
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
@@ -482,6 +507,260 @@ struct Hmm {
     }
     if (sigma_free) out(c_sigma) = math::exp(q(u_sigma));
     if (initial_dirichlet) transform::simplex_forward(sub(q, u_init), sub(out, c_init), K);
+  }
+
+  // ---- host: the gradient of a block of kLanes particles (sampler/lanes.hpp) ----
+
+  /// Packs of the lane kernel's per-thread scratch: x and d log L / dx ([param][lane]),
+  /// a checkpoint (pred_t0 and α_{t0-1}, 2 K Packs) per segment of lane_seg_len steps,
+  /// and one segment's pred_t, α_t and 1 / c_t ((2 K + 1) lane_seg_len Packs).
+  int lane_scratch_size() const { return 2 * nx + 2 * K * lane_nseg + (2 * K + 1) * lane_seg_len; }
+
+  // Per-lane scalar work of the lane gradient goes through these out-of-line calls:
+  // inlined into a loop over the lanes, it could be vectorised across them (vector exp
+  // and log, a few ulp from the scalar ones), and a lane would no longer compute what
+  // the scalar gradient computes.
+#if defined(__GNUC__)
+#define HMC_HMM_OUT_OF_LINE __attribute__((noinline))
+#else
+#define HMC_HMM_OUT_OF_LINE
+#endif
+  HMC_HMM_OUT_OF_LINE static double lane_log(double x) { return math::log(x); }
+  HMC_HMM_OUT_OF_LINE double lane_materialise(const Row& q, const Row& x) const { return materialise(q, x); }
+  HMC_HMM_OUT_OF_LINE void lane_chain(const Row& q, const Row& x, const Row& gx, const Row& grad) const {
+    chain(q, x, gx, grad);
+  }
+#undef HMC_HMM_OUT_OF_LINE
+
+  /// Largest store of forward quantities of the lane gradient, per thread: up to it
+  /// every step is kept (one forward and one backward pass), beyond it the backward pass
+  /// recomputes segments from checkpoints (one more forward pass). On the 2-core Xeon of
+  /// docs/performance.md#the-hmm keeping the 7 MB of K = 5, T = 10,000 (served from L3)
+  /// beat 1 MiB segments recomputed in L2 by 20 %.
+  static constexpr long kLaneStoreBytes = 16L << 20;
+
+  /// Sets the lane gradient's segment length (at least 1 step; the longest sequence
+  /// where that is shorter) from the sequence offsets (S + 1, host). Tests shorten it to
+  /// exercise the checkpoints.
+  void set_lane_segment(long steps, const std::vector<int>& seq_offsets) {
+    int longest = 1;
+    for (std::size_t s = 0; s + 1 < seq_offsets.size(); ++s)
+      longest = std::max(longest, seq_offsets[s + 1] - seq_offsets[s]);
+    lane_seg_len = static_cast<int>(std::max(1L, std::min<long>(steps, longest)));
+    lane_nseg = 0;
+    for (std::size_t s = 0; s + 1 < seq_offsets.size(); ++s)
+      lane_nseg += (seq_offsets[s + 1] - seq_offsets[s] + lane_seg_len - 1) / lane_seg_len;
+  }
+
+  /// Lane l of a [param][lane] block, as a Row.
+  template <class P>
+  static Row lane_row(P* block, int l) {
+    return Row{block[0].lanes() + l, kLanes};
+  }
+
+  /// Emission probabilities of observation t in every state for every lane, from the
+  /// parameters X ([param][lane]); gaussian: scaled by their largest one per lane, whose
+  /// log (less log σ + ½ log 2π, which the caller adds) is returned. The same arithmetic
+  /// as EmissionFromScratch but for exp, which is the vector one (a few ulp apart).
+  template <int KC, class P>
+  P emission_lanes(int t, const P* X, P* b) const {
+    const int K = states<KC>();
+    if (!gaussian) {
+      const int v = symbols(t);
+      for (int k = 0; k < K; ++k) b[k] = X[s_emit + k * V + v];
+      return P(0.0);
+    }
+    const double yt = y(t);
+    const P sigma = X[s_sigma];
+    P top(-math::infinity());
+    for (int k = 0; k < K; ++k) {
+      const P z = (yt - X[s_emit + k]) / sigma;
+      b[k] = -0.5 * z * z;
+      HMC_LANES_LOOP top[l] = b[k][l] > top[l] ? b[k][l] : top[l];
+    }
+    for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
+    return top;
+  }
+
+  /// One scaled forward step for every lane: c = Σ pred ∘ b, α = pred ∘ b / c, written
+  /// to `row` (pred, α, 1 / c), and pred ← α A. The operations of forward() in its order.
+  template <int KC, class P>
+  static void forward_step_lanes(int K, P* pred, const P* b, const P* A, P* alpha, P* row, P& c) {
+    c = P(0.0);
+    for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+    const P inv_c = 1.0 / c;
+    for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
+    for (int k = 0; k < K; ++k) {
+      row[k] = pred[k];
+      row[K + k] = alpha[k];
+    }
+    row[2 * K] = inv_c;
+    for (int k = 0; k < K; ++k) pred[k] = P(0.0);
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+  }
+
+  /// forward() then backward() for every lane, with the stored forward quantities
+  /// checkpointed: the forward pass keeps pred and α at the start of every segment of
+  /// lane_seg_len steps (`ck`) and one segment's steps (`buf`); the backward pass goes
+  /// through the segments of each sequence from its last, recomputing a segment's steps
+  /// from its checkpoint (bitwise the values of the forward pass) where it is not the one
+  /// held (a single segment per sequence unless the store would pass kLaneStoreBytes).
+  /// Returns log L per lane (-inf where some c_t is not positive); d log L / dx goes
+  /// into GX (zeroed by the caller), the transition block included.
+  template <int KC, class P>
+  P forward_backward_lanes(const P* X, P* GX, P* ck, P* buf) const {
+    const int K = states<KC>();
+    constexpr int KM = KC > 0 ? KC : kMaxStates;
+    const int C = lane_seg_len, R = 2 * K + 1;
+    P A[KM * KM], g_A[KM * KM], pi[KM], pred[KM], alpha[KM], b[KM], c;
+    for (int k = 0; k < K * K; ++k) {
+      A[k] = X[k];
+      g_A[k] = P(0.0);
+    }
+    for (int k = 0; k < K; ++k) {
+      pi[k] = X[s_init + k];
+      alpha[k] = P(0.0);
+    }
+    // Forward: log L as forward() sums it, lane by lane (the c_t multiplied up, their
+    // log taken when the product gets small, the rare steps done per lane).
+    P ll(0.0), product(1.0), alive(1.0);
+    const double gaussian_const = gaussian ? 0.5 * math::log(2.0 * math::pi()) : 0.0;
+    P log_sigma(0.0);
+    if (gaussian)
+      for (int l = 0; l < kLanes; ++l) log_sigma[l] = lane_log(X[s_sigma][l]);
+    int seg = 0;
+    for (int s = 0; s < S; ++s) {
+      const int first = offsets(s), end = offsets(s + 1);
+      for (int k = 0; k < K; ++k) pred[k] = pi[k];
+      for (int t = first, r = 0; t < end; ++t, ++r) {
+        if (r == C) r = 0;
+        if (r == 0) {
+          P* cp = ck + 2 * K * seg++;
+          for (int k = 0; k < K; ++k) {
+            cp[k] = pred[k];
+            cp[K + k] = alpha[k];
+          }
+        }
+        if (gaussian) {
+          ll += emission_lanes<KC>(t, X, b) - log_sigma - gaussian_const;
+        } else {
+          emission_lanes<KC>(t, X, b);
+        }
+        forward_step_lanes<KC>(K, pred, b, A, alpha, buf + r * R, c);
+        const P next = product * c;
+        bool rare = false;
+        for (int l = 0; l < kLanes; ++l) rare |= alive[l] != 0.0 && !(c[l] >= 1e-100 && next[l] >= 1e-200);
+        if (!rare) {
+          product = next;
+          continue;
+        }
+        for (int l = 0; l < kLanes; ++l) {
+          if (alive[l] == 0.0) continue;
+          const double cl = c[l];
+          if (!(cl > 0.0)) {
+            alive[l] = 0.0;
+          } else if (cl < 1e-100) {
+            ll[l] += lane_log(cl);
+          } else {
+            product[l] *= cl;
+            if (product[l] < 1e-200) {
+              ll[l] += lane_log(product[l]);
+              product[l] = 1.0;
+            }
+          }
+        }
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) ll[l] = alive[l] != 0.0 ? ll[l] + lane_log(product[l]) : -math::infinity();
+
+    // Backward: backward()'s recursion, segment by segment.
+    P beta[KM], w[KM], b_cur[KM], b_prev[KM];
+    const P sigma = X[s_sigma], inv_var = 1.0 / (sigma * sigma);
+    P g_sigma(0.0);
+    int in_buf = seg - 1, base = 0;
+    for (int s = 0; s < S; ++s) {
+      const int first = offsets(s), end = offsets(s + 1), segments = (end - first + C - 1) / C;
+      for (int k = 0; k < K; ++k) beta[k] = P(1.0);
+      emission_lanes<KC>(end - 1, X, b_cur);
+      for (int m = segments - 1; m >= 0; --m) {
+        const int g = base + m, t0 = first + m * C, t1 = t0 + C < end ? t0 + C : end;
+        const P* cp = ck + 2 * K * g;
+        if (g != in_buf) {
+          for (int k = 0; k < K; ++k) pred[k] = cp[k];
+          for (int t = t0; t < t1; ++t) {
+            emission_lanes<KC>(t, X, b);
+            forward_step_lanes<KC>(K, pred, b, A, alpha, buf + (t - t0) * R, c);
+          }
+          in_buf = g;
+        }
+        for (int t = t1 - 1; t >= t0; --t) {
+          const P* row = buf + (t - t0) * R;
+          const P inv_c = row[2 * K];
+          for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
+          if (gaussian) {
+            const double yt = y(t);
+            for (int j = 0; j < K; ++j) {
+              const P gamma = row[j] * w[j], dy = yt - X[s_emit + j];
+              GX[s_emit + j] += gamma * dy * inv_var;
+              g_sigma += gamma * (dy * dy * inv_var - 1.0);
+            }
+          } else {
+            const int v = symbols(t);
+            for (int j = 0; j < K; ++j) GX[s_emit + j * V + v] += row[j] * beta[j] * inv_c;
+          }
+          if (t > first) {
+            emission_lanes<KC>(t - 1, X, b_prev);
+            const P* alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
+            for (int i = 0; i < K; ++i) {
+              P acc(0.0);
+              for (int j = 0; j < K; ++j) {
+                g_A[i * K + j] += alpha_prev[i] * w[j];
+                acc += A[i * K + j] * w[j];
+              }
+              beta[i] = acc;
+            }
+            for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
+          } else {
+            for (int j = 0; j < K; ++j) GX[s_init + j] += w[j];
+          }
+        }
+      }
+      base += segments;
+    }
+    GX[s_sigma] += g_sigma / sigma;
+    for (int k = 0; k < K * K; ++k) GX[k] = g_A[k];
+    return ll;
+  }
+
+  /// log p(q) and its gradient for the kLanes particles of a block ([coordinate][lane]),
+  /// with `scratch` of lane_scratch_size() Packs: lane by lane what
+  /// log_density_gradient(q, grad, scratch) computes, bitwise for categorical emissions
+  /// (the vector exp of gaussian emissions is a few ulp from the scalar one). Host only.
+  template <class P>
+  P log_density_gradient_lanes(const PackRow& q, const PackRow& grad, P* scratch) const {
+    P* X = scratch;
+    P* GX = X + nx;
+    P* ck = GX + nx;
+    P* buf = ck + 2 * K * lane_nseg;
+    P lp_prior;
+    for (int j = 0; j < d; ++j) grad(j) = P(0.0);
+    for (int j = 0; j < nx; ++j) GX[j] = P(0.0);
+    for (int l = 0; l < kLanes; ++l) lp_prior[l] = lane_materialise(lane_row(q.data, l), lane_row(X, l));
+    const P ll = with_states(K, [&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      return forward_backward_lanes<KC>(X, GX, ck, buf);
+    });
+    P lp;
+    for (int l = 0; l < kLanes; ++l) {
+      lp[l] = lp_prior[l] + ll[l];
+      if (!math::isfinite(lp[l])) {
+        lp[l] = -math::infinity();
+        continue;
+      }
+      lane_chain(lane_row(q.data, l), lane_row(X, l), lane_row(GX, l), lane_row(grad.data, l));
+    }
+    return lp;
   }
 
   // ---- host -----------------------------------------------------------------
@@ -769,6 +1048,7 @@ struct Hmm {
     m.s_init = m.s_sigma + 1;
     m.nx = m.s_init + K;
     if (m.d == 0) throw ConfigError("config error: hmm with these settings has no parameters to sample");
+    m.set_lane_segment(kLaneStoreBytes / (64 * (2 * K + 1)), offsets);
     return m;
   }
 };

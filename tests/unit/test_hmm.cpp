@@ -2,6 +2,7 @@
 // enumeration of every state path, the forward-backward gradient against central
 // finite differences, priors, transforms, and the config/data checks.
 #include "hmc/model/concept.hpp"
+#include "hmc/sampler/lanes.hpp"
 #include "hmm.hpp"
 #include "support/gradient_test.hpp"
 
@@ -350,6 +351,85 @@ TEST(Hmm, LongSequenceMatchesLogSpaceForward) {
     EXPECT_LE(std::abs(r(i, 0) - ref), 1e-11 * std::abs(ref)) << "point " << i << ": " << r(i, 0) << " vs " << ref;
   }
   expect_gradient_matches(m, 4, 2.0, 30);
+}
+
+/// The lane gradient (8 particles, checkpointed backward pass) against the scalar one,
+/// lane by lane: bitwise for categorical emissions, within `tol` relative for gaussian
+/// ones (vector exp). Lane 7 is pushed far out (q x 300), where probabilities underflow.
+/// With segment > 0, the backward pass recomputes segments of that many steps from
+/// checkpoints.
+void expect_lanes_match_scalar(Hmm m, double tol, unsigned seed, int segment = 0) {
+  if constexpr (!hmc::sampler::kHostExecution) {
+    GTEST_SKIP() << "the lane kernel runs on the host only";
+  } else {
+    if (segment > 0) {
+      std::vector<int> offsets(m.S + 1);
+      for (int s = 0; s <= m.S; ++s) offsets[s] = m.offsets(s);
+      m.set_lane_segment(segment, offsets);
+      ASSERT_EQ(m.lane_seg_len, segment);
+    }
+    ASSERT_TRUE(hmc::sampler::lanes_available<Hmm>());
+    constexpr int W = hmc::kLanes;
+    const int d = m.dim();
+    SCOPED_TRACE("K " + std::to_string(m.K) + ", N " + std::to_string(m.N) + ", S " + std::to_string(m.S) +
+                 ", segment " + std::to_string(m.lane_seg_len));
+    auto pts = random_points(W, d, 2.0, seed);
+    for (double& v : pts[W - 1]) v *= 300.0;
+    std::vector<hmc::Pack> q(d), g(d);
+    for (int l = 0; l < W; ++l)
+      for (int j = 0; j < d; ++j) q[j][l] = pts[l][j];
+    // Twice on the same scratch: the second call must not depend on what the first left.
+    hmc::Pack* scratch = hmc::sampler::lane_scratch(m.lane_scratch_size());
+    hmc::Pack lp = m.log_density_gradient_lanes(hmc::PackRow{q.data()}, hmc::PackRow{g.data()}, scratch);
+    lp = m.log_density_gradient_lanes(hmc::PackRow{q.data()}, hmc::PackRow{g.data()}, scratch);
+    std::vector<double> work(m.scratch_size()), grad(d);
+    int finite = 0;
+    for (int l = 0; l < W; ++l) {
+      const double ref = m.log_density_gradient(Row{pts[l].data(), 1}, Row{grad.data(), 1}, Row{work.data(), 1});
+      if (!std::isfinite(ref)) {
+        EXPECT_EQ(lp[l], ref) << "lane " << l;
+        continue;
+      }
+      ++finite;
+      auto close = [&](double a, double b) {
+        return tol == 0.0 ? a == b : std::abs(a - b) <= tol * std::abs(b) + 1e-300;
+      };
+      EXPECT_TRUE(close(lp[l], ref)) << "lane " << l << ": " << lp[l] << " vs " << ref;
+      for (int j = 0; j < d; ++j)
+        EXPECT_TRUE(close(g[j][l], grad[j]) || std::abs(g[j][l] - grad[j]) <= tol * 1e-3)
+            << "lane " << l << " coordinate " << j << ": " << g[j][l] << " vs " << grad[j];
+    }
+    EXPECT_GE(finite, W - 1);
+  }
+}
+
+TEST(Hmm, LaneGradientMatchesScalarCategorical) {
+  // Several sequences (one of length 1), segment boundaries inside and at their ends,
+  // K unrolled (2, 3, 5) and not (7).
+  expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({300}, 2, 3, 41)), 0.0, 42);
+  expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({1, 57, 200, 130}, 3, 4, 43)), 0.0, 44);
+  expect_lanes_match_scalar(Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)),
+                            0.0, 46);
+  expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({120, 90}, 7, 4, 47)), 0.0, 48);
+  // Checkpointed: segments of 1, 7 and 64 steps (the last shorter, some sequences shorter than one).
+  for (int segment : {1, 7, 64}) {
+    expect_lanes_match_scalar(Hmm::from_config(categorical(), words_data({1, 57, 200, 130}, 3, 4, 43)), 0.0, 44,
+                              segment);
+    expect_lanes_match_scalar(Hmm::from_config(categorical({{"initial", "dirichlet"}}), words_data({500, 3}, 5, 6, 45)),
+                              0.0, 46, segment);
+  }
+  std::ifstream in(std::string(HMC_SOURCE_DIR) + "/configs/data/hmm_words_k3_v10_t2000.json");
+  ASSERT_TRUE(in);
+  expect_lanes_match_scalar(Hmm::from_config(categorical(), json::parse(in)), 0.0, 49);
+}
+
+TEST(Hmm, LaneGradientMatchesScalarGaussian) {
+  expect_lanes_match_scalar(Hmm::from_config(gaussian(3, {{"initial", "dirichlet"}}), gaussian_data({400, 77}, 51)),
+                            1e-12, 52);
+  expect_lanes_match_scalar(Hmm::from_config(gaussian(5, {{"sigma", 0.7}}), gaussian_data({250}, 53)), 1e-12, 54);
+  expect_lanes_match_scalar(Hmm::from_config(gaussian(8), gaussian_data({60, 1, 33}, 55)), 1e-12, 56);
+  expect_lanes_match_scalar(Hmm::from_config(gaussian(3, {{"initial", "dirichlet"}}), gaussian_data({400, 77}, 51)),
+                            1e-12, 52, 9);
 }
 
 TEST(Hmm, GaussianNamesAndNote) {

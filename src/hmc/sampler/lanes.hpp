@@ -21,15 +21,24 @@
 ///
 /// Used when the execution space is the host, the model writes its gradient as a
 /// template over the number type (`log_density_gradient_t<T>`, so that T = Pack
-/// computes a whole block) and its dimension is at most kMaxLaneDim (use_lanes());
-/// else HmcTransition.
+/// computes a whole block) or as a block gradient with scratch (below), and its
+/// dimension is at most kMaxLaneDim (use_lanes()); else HmcTransition.
+///
+/// A model with per-particle scratch (the HMM) takes part by writing
+///   int lane_scratch_size() const;  // Packs per block
+///   Pack log_density_gradient_lanes(const PackRow& q, const PackRow& grad, Pack* scratch) const;
+/// the scratch being one thread's buffer (lane_scratch()), reused by every block that
+/// thread runs, so it stays in cache. Such a model must compute in every lane what its
+/// scalar log_density_gradient computes, or say where it does not.
 
 #include "hmc/core/pack.hpp"
 #include "hmc/sampler/transition.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace hmc::sampler {
 
@@ -49,13 +58,32 @@ struct has_lane_gradient<M, std::void_t<decltype(std::declval<const M&>().templa
     : std::is_same<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
                        std::declval<const PackRow&>(), std::declval<const PackRow&>())),
                    Pack> {};
+template <class M, class = void>
+struct has_lane_scratch_gradient : std::false_type {};
+template <class M>
+struct has_lane_scratch_gradient<
+    M, std::void_t<decltype(int{std::declval<const M&>().lane_scratch_size()}),
+                   decltype(std::declval<const M&>().log_density_gradient_lanes(
+                       std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>()))>>
+    : std::is_same<decltype(std::declval<const M&>().log_density_gradient_lanes(
+                       std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>())),
+                   Pack> {};
 }  // namespace detail
 
 /// Whether the lane kernel exists for this model: on the host, for a model that
-/// writes its gradient as a template over the number type (log_density_gradient_t).
+/// writes its gradient as a template over the number type (log_density_gradient_t) or
+/// as a block gradient with scratch (log_density_gradient_lanes).
 template <class Model>
 constexpr bool lanes_available() {
-  return kHostExecution && detail::has_lane_gradient<Model>::value;
+  return kHostExecution && (detail::has_lane_gradient<Model>::value || detail::has_lane_scratch_gradient<Model>::value);
+}
+
+/// This thread's scratch for a block of lanes: at least `packs` Packs, kept from call
+/// to call (one buffer per host thread, grown when a model needs more).
+inline Pack* lane_scratch(int packs) {
+  static thread_local std::vector<Pack> buffer;
+  if (buffer.size() < static_cast<std::size_t>(packs)) buffer.resize(static_cast<std::size_t>(packs));
+  return buffer.data();
 }
 
 /// Whether run.hpp takes the lane kernel for this model and dimension.
@@ -161,7 +189,11 @@ struct HmcLaneTransition {
         HMC_LANES_LOOP p[j][l] = active[l] != 0.0 ? p[j][l] + half * g[j][l] : p[j][l];
       }
       drift(q, p, active, eps);
-      lpn = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{gn});
+      if constexpr (detail::has_lane_scratch_gradient<Model>::value) {
+        lpn = t.model.log_density_gradient_lanes(PackRow{q}, PackRow{gn}, lane_scratch(t.model.lane_scratch_size()));
+      } else {
+        lpn = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{gn});
+      }
       HMC_LANES_LOOP {
         if (active[l] != 0.0) lp[l] = lpn[l];
       }
