@@ -167,7 +167,7 @@ struct HmcLaneTransition {
         } else {
           drift(q, p, active, eps);
         }
-        lp = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{g});
+        lp = gradient(q, g);
         bool finite = true;
         for (int l = 0; l < W; ++l) {
           // A non-finite log density ends the trajectory, as in leapfrog().
@@ -189,11 +189,7 @@ struct HmcLaneTransition {
         HMC_LANES_LOOP p[j][l] = active[l] != 0.0 ? p[j][l] + half * g[j][l] : p[j][l];
       }
       drift(q, p, active, eps);
-      if constexpr (detail::has_lane_scratch_gradient<Model>::value) {
-        lpn = t.model.log_density_gradient_lanes(PackRow{q}, PackRow{gn}, lane_scratch(t.model.lane_scratch_size()));
-      } else {
-        lpn = t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{gn});
-      }
+      lpn = gradient(q, gn);
       HMC_LANES_LOOP {
         if (active[l] != 0.0) lp[l] = lpn[l];
       }
@@ -215,6 +211,15 @@ struct HmcLaneTransition {
   }
 
  private:
+  /// log p and its gradient (into grad) for the block, in whichever form the model has.
+  Pack gradient(Pack* q, Pack* grad) const {
+    if constexpr (detail::has_lane_scratch_gradient<Model>::value) {
+      return t.model.log_density_gradient_lanes(PackRow{q}, PackRow{grad}, lane_scratch(t.model.lane_scratch_size()));
+    } else {
+      return t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{grad});
+    }
+  }
+
   /// q += eps Σ p on the active lanes.
   void drift(Pack* q, const Pack* p, const Pack& active, double eps) const {
     const int dim = t.dim;
