@@ -241,47 +241,26 @@ struct HmcLaneTransition {
     }
   }
 
-  /// Metropolis step and records of particle i, whose trajectory ended at (q, grad, p)
-  /// with log density lp1; what HmcTransition::operator() does after leapfrog().
+  /// The Metropolis test and records of particle i, whose trajectory ended at (q, grad, p)
+  /// with log density lp1: HmcTransition's, with the start point still in the state.
   void finish(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0,
               int steps) const {
-    const auto& state = t.state;
-    const auto& record = t.record;
-    const double h1 = -lp1 + t.metric.kinetic(p);
-    double delta = h1 - h0;
-    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
-    const bool diverged = delta > kDivergenceThreshold;
-    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / t.temperature));
-    const Row q0 = row(state.q, i);
-    record.stats(i, 0) = a;
-    record.stats(i, 1) = (t.centre.extent(0) > 0 && a > 0.0) ? a * t.chees_term(q, q0, p, steps * t.step_size) : 0.0;
-
     const rng::ParticleStream stream(t.seed, static_cast<std::uint64_t>(t.first_particle + i));
-    double u, unused;
-    stream.uniform2(t.iteration, rng::ParticleStream::kUseAccept, u, unused);
-    const bool accepted = u < a;
-    if (accepted) {
-      state.lp(i) = lp1;
-      const Row g0 = row(state.grad, i);
+    const auto v = t.judge(stream, lp1, h0, t.metric.kinetic(p));
+    const Row q0 = row(t.state.q, i);
+    t.record.stats(i, 0) = v.accept_prob;
+    t.record.stats(i, 1) = (t.centre.extent(0) > 0 && v.accept_prob > 0.0)
+                               ? v.accept_prob * t.chees_term(q, q0, p, steps * t.step_size)
+                               : 0.0;
+    if (v.accepted) {
+      t.state.lp(i) = lp1;
+      const Row g0 = row(t.state.grad, i);
       for (int j = 0; j < t.dim; ++j) {
         q0(j) = q(j);
         g0(j) = grad(j);
       }
     }
-    record.accept_prob(i) = a;
-    record.steps_sum(i) += steps;
-    if (t.count) {
-      record.accept_sum(i) += a;
-      record.divergences(i) += diverged ? 1.0 : 0.0;
-    }
-    if (t.slot >= 0) {
-      t.model.constrain(q0, Row{&record.draws(i, t.slot, 0), 1});
-      record.draw_lp(i, t.slot) = state.lp(i);
-      record.draw_accept(i, t.slot) = a;
-      record.draw_divergent(i, t.slot) = diverged ? 1.0 : 0.0;
-      record.draw_steps(i, t.slot) = steps;
-      record.draw_energy(i, t.slot) = accepted ? h1 : h0;
-    }
+    t.record_transition(i, v, steps, q0);
   }
 };
 

@@ -119,20 +119,11 @@ struct HmcTransition {
     const double lp0 = state.lp(i);
     const double h0 = -lp0 + metric.kinetic(p);
     const double lp1 = leapfrog(model, q, p, g, state.scratch(i), metric, dim, step_size, steps);
-    const double h1 = -lp1 + metric.kinetic(p);
-    // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
-    double delta = h1 - h0;
-    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
-
-    const bool diverged = delta > kDivergenceThreshold;
-    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / temperature));
-    record.stats(i, 0) = a;
-    record.stats(i, 1) = (centre.extent(0) > 0 && a > 0.0) ? a * chees_term(q, q0, p, steps * step_size) : 0.0;
-
-    double u, unused;
-    stream.uniform2(iteration, rng::ParticleStream::kUseAccept, u, unused);
-    const bool accepted = u < a;
-    if (accepted) {
+    const Verdict v = judge(stream, lp1, h0, metric.kinetic(p));
+    record.stats(i, 0) = v.accept_prob;
+    record.stats(i, 1) =
+        (centre.extent(0) > 0 && v.accept_prob > 0.0) ? v.accept_prob * chees_term(q, q0, p, steps * step_size) : 0.0;
+    if (v.accepted) {
       state.lp(i) = lp1;
     } else {
       for (int j = 0; j < dim; ++j) {
@@ -140,20 +131,45 @@ struct HmcTransition {
         g(j) = g0(j);
       }
     }
+    record_transition(i, v, steps, q);
+  }
 
-    record.accept_prob(i) = a;
+  /// \brief The Metropolis test of a trajectory from energy h0 to log density lp1 with
+  /// kinetic energy k1 at its end.
+  struct Verdict {
+    double accept_prob;
+    bool diverged, accepted;
+    double energy;  ///< H of the state kept
+  };
+  KOKKOS_INLINE_FUNCTION Verdict judge(const rng::ParticleStream& stream, double lp1, double h0, double k1) const {
+    const double h1 = -lp1 + k1;
+    // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
+    double delta = h1 - h0;
+    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
+    const bool diverged = delta > kDivergenceThreshold;
+    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / temperature));
+    double u, unused;
+    stream.uniform2(iteration, rng::ParticleStream::kUseAccept, u, unused);
+    const bool accepted = u < a;
+    return {a, diverged, accepted, accepted ? h1 : h0};
+  }
+
+  /// \brief The records of particle i's transition; `q` is its position after the test
+  /// (state.lp(i) its log density).
+  KOKKOS_INLINE_FUNCTION void record_transition(int i, const Verdict& v, int steps, const Row& q) const {
+    record.accept_prob(i) = v.accept_prob;
     record.steps_sum(i) += steps;
     if (count) {
-      record.accept_sum(i) += a;
-      record.divergences(i) += diverged ? 1.0 : 0.0;
+      record.accept_sum(i) += v.accept_prob;
+      record.divergences(i) += v.diverged ? 1.0 : 0.0;
     }
     if (slot >= 0) {
       model.constrain(q, Row{&record.draws(i, slot, 0), 1});
       record.draw_lp(i, slot) = state.lp(i);
-      record.draw_accept(i, slot) = a;
-      record.draw_divergent(i, slot) = diverged ? 1.0 : 0.0;
+      record.draw_accept(i, slot) = v.accept_prob;
+      record.draw_divergent(i, slot) = v.diverged ? 1.0 : 0.0;
       record.draw_steps(i, slot) = steps;
-      record.draw_energy(i, slot) = accepted ? h1 : h0;
+      record.draw_energy(i, slot) = v.energy;
     }
   }
 };
