@@ -28,9 +28,11 @@ t = s["timings_s"]
 io = t["store"] + t["diagnostics"] + t["write"]
 files = ", ".join(f"{f} {os.path.getsize(os.path.join(out, f)) / 1e6:.0f} MB" for f in ("draws.nc", "draws.csv")
                   if os.path.exists(os.path.join(out, f)))
+end = t["diagnostics"] + t["write"]
 print(f"  wall {wall:.2f} s, peak RSS {rss / 1024:.0f} MiB; sampling {t['sampling']:.2f} s, store {t['store']:.2f} s, "
-      f"diagnostics {t['diagnostics']:.2f} s, write {t['write']:.2f} s: store + diagnostics + write = "
-      f"{100 * io / wall:.1f} % of the wall time; {files}")
+      f"diagnostics {t['diagnostics']:.2f} s, write {t['write']:.2f} s (the draws' writer thread, alongside the "
+      f"diagnostics: {t.get('write_draws', 0):.2f} s): diagnostics + write = {100 * end / wall:.1f} %, "
+      f"store + diagnostics + write = {100 * io / wall:.1f} % of the wall time; {files}")
 PY
 }
 

@@ -29,6 +29,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <sys/resource.h>
 
@@ -42,6 +43,35 @@ namespace {
 constexpr int kCheckpointFormat = 1;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// A function run on a thread of its own from construction; join() waits for it and
+/// rethrows what it threw. The destructor waits too (an exception that unwinds past an
+/// unjoined task, e.g. a stop signal in the diagnostics, lets it end first).
+class BackgroundTask {
+ public:
+  template <class F>
+  explicit BackgroundTask(F&& f)
+      : thread_([this, f = std::forward<F>(f)]() mutable {
+          try {
+            f();
+          } catch (...) {
+            error_ = std::current_exception();
+          }
+        }) {}
+  BackgroundTask(const BackgroundTask&) = delete;
+  BackgroundTask& operator=(const BackgroundTask&) = delete;
+  ~BackgroundTask() {
+    if (thread_.joinable()) thread_.join();
+  }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  std::exception_ptr error_;
+  std::thread thread_;  ///< last: starts after error_ exists
+};
 
 /// Runs `f` on rank 0; an hmc error there is raised on every rank (only rank 0 prints).
 template <class F>
@@ -493,6 +523,45 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
       const std::string& dir = spec_.paths.staging;
       const auto w0 = Clock::now();
 
+      // draws.nc and draws.csv need nothing the diagnostics compute, and both only read
+      // the store: they are written on a thread of their own while the diagnostics run
+      // (the writer is mostly page-cache copies and deflate, the diagnostics use every
+      // OpenMP thread). timings_s.write is what is left of the writing after the
+      // diagnostics; output.md#measured explains the figures.
+      const std::string formats = formats_of(c);
+      std::vector<std::string> files;
+      if (formats == "netcdf" || formats == "both") files.push_back("draws.nc");
+      if (formats == "csv" || formats == "both") files.push_back("draws.csv");
+      double draws_write_s = 0.0;
+      BackgroundTask writer([&] {
+        const auto t0 = Clock::now();
+        if (formats == "netcdf" || formats == "both") {
+          PhaseProgress p("writing draws.nc");
+          // The config without /output/dir: where a run was written is not part of it, and
+          // leaving it out keeps the file identical wherever the same run is written.
+          json run_config = c;
+          run_config["output"].erase("dir");
+          json attrs = {{"hmc_version", hmc::version()},
+                        {"hmc_git", hmc::git_hash()},
+                        {"kokkos_version", hmc::kokkos_version()},
+                        {"seed", std::to_string(c["seed"].get<std::uint64_t>())},
+                        {"particles", settings_.particles},
+                        {"thin", settings_.thin},
+                        {"config", io::dump_text(run_config)}};
+          io::NetcdfOptions nopt;
+          nopt.compression = c["output"]["compression"].get<int>();
+          io::write_inference_data(dir + "/draws.nc", *store_, nopt, attrs, [&](double f) { p.update(f); });
+          p.done();
+        }
+        if (formats == "csv" || formats == "both") {
+          PhaseProgress p("writing draws.csv");
+          io::write_draws_csv(dir + "/draws.csv", *store_, c["output"]["precision"].get<int>(),
+                              [&](double f) { p.update(f); });
+          p.done();
+        }
+        draws_write_s = seconds_since(t0);
+      });
+
       PhaseProgress diag_progress("diagnostics");
       diagnostics::SummaryOptions opt;
       const int configured = c["diagnostics"]["superchains"].get<int>();
@@ -509,34 +578,7 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
       const double diagnostics_s = seconds_since(w0);
 
       const auto w1 = Clock::now();
-      const std::string formats = formats_of(c);
-      std::vector<std::string> files;
-      if (formats == "netcdf" || formats == "both") {
-        PhaseProgress p("writing draws.nc");
-        // The config without /output/dir: where a run was written is not part of it, and
-        // leaving it out keeps the file identical wherever the same run is written.
-        json run_config = c;
-        run_config["output"].erase("dir");
-        json attrs = {{"hmc_version", hmc::version()},
-                      {"hmc_git", hmc::git_hash()},
-                      {"kokkos_version", hmc::kokkos_version()},
-                      {"seed", std::to_string(c["seed"].get<std::uint64_t>())},
-                      {"particles", settings_.particles},
-                      {"thin", settings_.thin},
-                      {"config", io::dump_text(run_config)}};
-        io::NetcdfOptions nopt;
-        nopt.compression = c["output"]["compression"].get<int>();
-        io::write_inference_data(dir + "/draws.nc", *store_, nopt, attrs, [&](double f) { p.update(f); });
-        p.done();
-        files.push_back("draws.nc");
-      }
-      if (formats == "csv" || formats == "both") {
-        PhaseProgress p("writing draws.csv");
-        io::write_draws_csv(dir + "/draws.csv", *store_, c["output"]["precision"].get<int>(),
-                            [&](double f) { p.update(f); });
-        p.done();
-        files.push_back("draws.csv");
-      }
+      writer.join();  // rethrows what the writer threw
       io::write_particles_csv(dir + "/particles.csv", *store_, totals, settings_.draws);
       io::write_file_atomic(dir + "/run.json", io::dump_text(run_info(mpi_, spec_, adapted, per_rank), 2) + "\n");
       throw_if_interrupted();
@@ -549,7 +591,8 @@ int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& 
       json summary = io::summary_json(params, stats, t, adapted, warnings);
       summary["timings_s"] = {{"total", t.total},         {"setup", t.setup},
                               {"sampling", t.sampling},   {"store", store_s},
-                              {"diagnostics", diagnostics_s}, {"write", seconds_since(w1)}};
+                              {"diagnostics", diagnostics_s}, {"write", seconds_since(w1)},
+                              {"write_draws", draws_write_s}};
       const double root_rss = peak_rss_mib();
       summary["memory"] = {{"peak_rss_mib", std::max(root_rss, others_rss)},
                            {"rank0_peak_rss_mib", root_rss},
