@@ -438,14 +438,8 @@ struct Hmm {
     return math::isnan(total) ? -math::infinity() : total;
   }
 
-  /// The gradient needs the forward quantities of every time step, so it needs the
-  /// scratch row: the sampler always passes one (hmc::model::log_density_gradient picks
-  /// the three-argument form). This form exists for the concept only and aborts.
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& /*q*/, const Row& /*grad*/) const {
-    Kokkos::abort("hmm: log_density_gradient needs the scratch row (use hmc::model::log_density_gradient)");
-    return -math::infinity();
-  }
-
+  /// The gradient needs the forward quantities of every time step: the scratch form
+  /// (scratch_size() doubles per particle, see model/concept.hpp).
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const {
     const Row x = scratch, gx = sub(scratch, nx), store = sub(scratch, 2 * nx);
     for (int j = 0; j < d; ++j) grad(j) = 0.0;

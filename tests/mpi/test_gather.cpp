@@ -3,6 +3,7 @@
 #include "harmonic_oscillator.hpp"
 #include "hmc/parallel/gather.hpp"
 #include "hmc/parallel/mpi_context.hpp"
+#include "hmc/sampler/run.hpp"
 
 #include <gtest/gtest.h>
 

@@ -22,7 +22,7 @@ void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, do
   hmc::test::expect_moments(s, mean, var, check_rhat);
 }
 
-double post_warmup_acceptance(const hmc::sampler::LocalDraws& d) {
+double post_warmup_acceptance(const hmc::LocalDraws& d) {
   double sum = 0.0;
   for (std::size_t i = 0; i < d.accept_prob.extent(0); ++i)
     for (std::size_t t = 0; t < d.accept_prob.extent(1); ++t) sum += d.accept_prob(i, t);

@@ -63,7 +63,7 @@ Gaussian3 closed_form(const json& data, double sigma, double g_mean, double g_sd
 /// particles are independent chains with equal numbers of draws, so, as for the mean
 /// in diagnostics/summary.hpp, MCSE(r) = sd over particles of the per-particle means
 /// of ψ, divided by √(particles): valid whatever the autocorrelation within a particle.
-std::pair<double, double> correlation_and_mcse(const hmc::sampler::LocalDraws& d, int j, int k) {
+std::pair<double, double> correlation_and_mcse(const hmc::LocalDraws& d, int j, int k) {
   const int n = static_cast<int>(d.draws.extent(0)), m = static_cast<int>(d.draws.extent(1));
   double mj = 0, mk = 0, vj = 0, vk = 0, cjk = 0;
   for (int i = 0; i < n; ++i)
@@ -97,7 +97,7 @@ std::pair<double, double> correlation_and_mcse(const hmc::sampler::LocalDraws& d
 }
 
 /// Means and sds within 4 MCSE of the closed form, and corr(v0, g) within 4 MCSE.
-void expect_conjugate_posterior(const hmc::sampler::LocalDraws& draws,
+void expect_conjugate_posterior(const hmc::LocalDraws& draws,
                                 const std::vector<hmc::diagnostics::ParameterSummary>& summary,
                                 const Gaussian3& exact) {
   for (int k = 0; k < 3; ++k) {

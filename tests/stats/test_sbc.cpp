@@ -36,7 +36,7 @@ hmc::sampler::Settings sbc_settings(std::uint64_t seed) {
 }
 
 /// rank of `truth` among the draws of parameter k (one per particle).
-int rank_of(const hmc::sampler::LocalDraws& d, int k, double truth) {
+int rank_of(const hmc::LocalDraws& d, int k, double truth) {
   int r = 0;
   for (std::size_t i = 0; i < d.draws.extent(0); ++i) r += d.draws(i, d.draws.extent(1) - 1, k) < truth ? 1 : 0;
   return r;

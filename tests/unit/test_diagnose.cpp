@@ -71,9 +71,6 @@ struct BrokenHmm {
   int log_density_scratch_size() const { return m.log_density_scratch_size(); }
   KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return m.log_density(q); }
   KOKKOS_INLINE_FUNCTION double log_density(const Row& q, const Row& s) const { return m.log_density(q, s); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& g) const {
-    return m.log_density_gradient(q, g);
-  }
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& g, const Row& s) const {
     const double lp = m.log_density_gradient(q, g, s);
     g(coord) *= 1.0 + rel;

@@ -1,6 +1,6 @@
 // Ensemble sums that do not depend on the order of the particles (and so not on how
 // they are split over ranks and threads).
-#include "hmc/parallel/reduce.hpp"
+#include "hmc/core/ensemble_sum.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@ std::vector<double> column_sums(const std::vector<std::vector<double>>& rows) {
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < c; ++j) h(i, j) = rows[i][j];
   Kokkos::deep_copy(v, h);
-  return hmc::parallel::reproducible_column_sums(v, n, n, hmc::parallel::no_allreduce());
+  return hmc::reproducible_column_sums(v, n, n, hmc::no_allreduce());
 }
 
 TEST(ReproducibleSum, OrderIndependentAndAccurate) {

@@ -278,7 +278,7 @@ TEST(Results, SummaryJsonSaysWhichParticlesTheDiagnosticsUsed) {
   hmc::diagnostics::SummaryOptions options;
   options.max_draws = 50;
   const auto params = hmc::diagnostics::summarize(store.source(), options);
-  const auto j = hmc::io::summary_json(params, hmc::io::SamplerStats{}, hmc::io::Timings{}, hmc::sampler::Adapted{}, {});
+  const auto j = hmc::io::summary_json(params, hmc::io::SamplerStats{}, hmc::io::Timings{}, hmc::Adapted{}, {});
   EXPECT_EQ(j.at("diagnostics").at("particles").get<int>(), 20);
   EXPECT_EQ(j.at("diagnostics").at("particles_used").get<int>(), 5);
   EXPECT_EQ(j.at("diagnostics").at("max_draws").get<int>(), 50);

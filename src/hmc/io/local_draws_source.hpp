@@ -1,12 +1,12 @@
 #pragma once
 /// \file
-/// \brief A DrawSource over draws gathered in memory (sampler::LocalDraws), so that
+/// \brief A DrawSource over draws gathered in memory (hmc::LocalDraws), so that
 /// code and tests holding a LocalDraws can use the writers and diagnostics that read
 /// a DrawSource.
 
 #include "hmc/io/draw_store.hpp"
 #include "hmc/io/errors.hpp"
-#include "hmc/sampler/run.hpp"
+#include "hmc/core/draws.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -22,7 +22,7 @@ namespace hmc::io {
 /// as NaN. Keeps a reference: `all` must outlive the source.
 class LocalDrawsSource : public DrawSource {
  public:
-  LocalDrawsSource(const sampler::LocalDraws& all, std::vector<std::string> param_names) : all_(all) {
+  LocalDrawsSource(const hmc::LocalDraws& all, std::vector<std::string> param_names) : all_(all) {
     layout_.particles = static_cast<std::int64_t>(all.draws.extent(0));
     layout_.draws = static_cast<std::int64_t>(all.draws.extent(1));
     layout_.param_names = std::move(param_names);
@@ -48,7 +48,7 @@ class LocalDrawsSource : public DrawSource {
         for (std::int64_t d = 0; d < draws; ++d) *out++ = all_.draws(p, d, column);
       return;
     }
-    const sampler::LocalDraws::HostStats* v = nullptr;
+    const hmc::LocalDraws::HostStats* v = nullptr;
     switch (column - params) {
       case kStatLp: v = &all_.lp; break;
       case kStatAccept: v = &all_.accept_prob; break;
@@ -65,7 +65,7 @@ class LocalDrawsSource : public DrawSource {
   }
 
  private:
-  const sampler::LocalDraws& all_;
+  const hmc::LocalDraws& all_;
   StoreLayout layout_;
 };
 

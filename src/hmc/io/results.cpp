@@ -351,7 +351,7 @@ std::string parameter_table(const std::vector<diagnostics::ParameterSummary>& pa
 }
 
 json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st, const Timings& t,
-                  const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
+                  const hmc::Adapted& adapted, const std::vector<std::string>& warnings) {
   json out = parameters_json(params);
   out["warnings"] = warnings;
   out["sampler"] = {{"particles", st.particles},
@@ -375,7 +375,7 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
   return out;
 }
 
-json adaptation_json(const sampler::Adapted& a) {
+json adaptation_json(const hmc::Adapted& a) {
   json metric = a.inv_metric;
   if (a.metric == "dense") {
     const auto d = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(a.inv_metric.size()))));
@@ -392,7 +392,7 @@ json adaptation_json(const sampler::Adapted& a) {
 }
 
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st,
-                          const Timings& t, const sampler::Adapted& adapted, const std::vector<std::string>& warnings) {
+                          const Timings& t, const hmc::Adapted& adapted, const std::vector<std::string>& warnings) {
   std::string out = parameter_table(params);
   char buf[512];
   std::snprintf(buf, sizeof buf,

@@ -9,7 +9,8 @@
 
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/draw_store.hpp"
-#include "hmc/sampler/run.hpp"
+#include "hmc/core/draws.hpp"
+#include "hmc/sampler/settings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -79,15 +80,15 @@ nlohmann::json parameters_json(const std::vector<diagnostics::ParameterSummary>&
 std::string parameter_table(const std::vector<diagnostics::ParameterSummary>& params);
 
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
-                            const Timings& t, const sampler::Adapted& adapted,
+                            const Timings& t, const hmc::Adapted& adapted,
                             const std::vector<std::string>& warnings);
 
 /// \brief What warmup settled on, for summary.json and run.json.
-nlohmann::json adaptation_json(const sampler::Adapted& adapted);
+nlohmann::json adaptation_json(const hmc::Adapted& adapted);
 
 /// \brief The table rank 0 prints at the end of a run.
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
-                          const Timings& t, const sampler::Adapted& adapted, const std::vector<std::string>& warnings);
+                          const Timings& t, const hmc::Adapted& adapted, const std::vector<std::string>& warnings);
 
 /// \brief Creates the output directory (and parents). Returns true if it did not exist.
 /// Throws RunError naming the directory when it cannot be created or written.

@@ -1,35 +1,50 @@
 #pragma once
 /// \file
-/// \brief What a model must provide, checked at compile time.
+/// \brief What a model must provide, checked at compile time, and the one place
+/// where its optional members are detected.
 ///
 /// A model is a small struct, copyable by value into kernels, its data in Views.
 ///
-/// Host members:
+/// Required, host:
+///   static Model from_config(const nlohmann::json& model, const nlohmann::json& data);
+///   static std::vector<io::KeySpec> config_keys();     // its /model/... keys
 ///   int dim() const;                                   // unconstrained dimension
 ///   int num_params() const;                            // constrained outputs per draw
 ///   std::vector<std::string> parameter_names() const;  // num_params() names, e.g. "p[1]"
 ///
-/// Device members (KOKKOS_FUNCTION ... const), `q` on the unconstrained scale:
+/// Required, device (KOKKOS_FUNCTION ... const), `q` on the unconstrained scale:
 ///   double log_density(const Row& q) const;            // log p(q) incl. log|J|; -inf out of support
-///   double log_density_gradient(const Row& q, const Row& grad) const;  // same value, writes d/dq
 ///   void constrain(const Row& q, const Row& out) const;                // num_params() values
+/// and the gradient in ONE of two forms, the same value as log_density, writing d/dq:
+///   (plain)        double log_density_gradient(const Row& q, const Row& grad) const;
+///   (with scratch) int scratch_size() const;            // host: doubles per particle
+///                  double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const;
+/// The scratch form is for gradients that need per-particle working memory (the HMM's
+/// forward variables, kept for the backward pass); the sampler owns scratch_size()
+/// doubles per particle and passes them in. model::log_density_gradient() calls
+/// whichever form the model has.
 ///
-/// Optional, for models whose gradient needs per-particle working memory (e.g. the
-/// forward variables of an HMM, kept for the backward pass):
-///   int scratch_size() const;                                            // doubles per particle
-///   double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const;
-/// The sampler then owns scratch_size() doubles per particle and passes them in.
-///
-/// Optional, for a cheaper log density where the gradient check (`hmc diagnose`) takes
-/// its finite differences (the HMM: the forward pass alone, from materialised parameters):
-///   int log_density_scratch_size() const;                              // doubles per evaluation
-///   double log_density(const Row& q, const Row& scratch) const;        // the same value as log_density(q)
+/// Optional (each detected here and nowhere else):
+///   int log_density_scratch_size() const;  +  double log_density(const Row& q, const Row& scratch) const;
+///       a cheaper log density for the finite differences of `hmc diagnose` (the HMM's forward pass);
+///   void sample_prior(const rng::ParticleStream& s, std::uint32_t use_base, const Row& q) const;
+///       initial positions from the prior (/sampler/init/strategy "prior");
+///   template <class T, class R> T log_density_gradient_t(const R& q, const R& grad) const;
+///       the gradient once for double and for hmc::Pack: the host's lane kernel (docs/adding-a-model.md);
+///   int lane_scratch_size() const;  +  Pack log_density_gradient_lanes(const PackRow& q, const PackRow& grad,
+///       Pack* scratch) const;  the lane kernel's form of the scratch gradient;
+///   std::string note() const;              // a line for summary.json's warnings (e.g. label switching)
+///   std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const;
+///       names of the dimensions of vector and matrix parameters (draws.nc).
 ///
 /// Device code cannot throw: a model returns -inf (or NaN) where the density is
 /// undefined and the sampler rejects the move.
 
+#include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <string>
@@ -123,7 +138,83 @@ struct has_sample_prior<M,
                             std::declval<const rng::ParticleStream&>(), std::uint32_t{}, std::declval<const Row&>()))>>
     : std::true_type {};
 
+template <class M, class = void>
+struct has_from_config : std::false_type {};
+template <class M>
+struct has_from_config<
+    M, std::enable_if_t<std::is_same_v<
+           decltype(M::from_config(std::declval<const nlohmann::json&>(), std::declval<const nlohmann::json&>())), M>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_config_keys : std::false_type {};
+template <class M>
+struct has_config_keys<M, void_t<decltype(M::config_keys().size())>> : std::true_type {};
+
+template <class M, class = void>
+struct has_lane_gradient : std::false_type {};
+template <class M>
+struct has_lane_gradient<M, void_t<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
+                                std::declval<const PackRow&>(), std::declval<const PackRow&>()))>>
+    : std::is_same<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
+                       std::declval<const PackRow&>(), std::declval<const PackRow&>())),
+                   Pack> {};
+
+template <class M, class = void>
+struct has_lane_scratch_gradient : std::false_type {};
+template <class M>
+struct has_lane_scratch_gradient<
+    M, void_t<decltype(int{std::declval<const M&>().lane_scratch_size()}),
+              decltype(std::declval<const M&>().log_density_gradient_lanes(
+                  std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>()))>>
+    : std::is_same<decltype(std::declval<const M&>().log_density_gradient_lanes(
+                       std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>())),
+                   Pack> {};
+
+template <class M, class = void>
+struct has_note : std::false_type {};
+template <class M>
+struct has_note<M, void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
+
+template <class M, class = void>
+struct has_dim_names : std::false_type {};
+template <class M>
+struct has_dim_names<M, void_t<decltype(std::declval<const M&>().dim_names())>> : std::true_type {};
+
 }  // namespace detail
+
+/// \brief Does the model write its gradient for the lane kernel (log_density_gradient_t,
+/// or the scratch form log_density_gradient_lanes)?
+template <class M>
+constexpr bool has_lane_gradient() {
+  return detail::has_lane_gradient<M>::value;
+}
+template <class M>
+constexpr bool has_lane_scratch_gradient() {
+  return detail::has_lane_scratch_gradient<M>::value;
+}
+
+/// \brief The model's note for summary.json's warnings, or "" for models without one.
+template <class M>
+std::string note(const M& m) {
+  if constexpr (detail::has_note<M>::value) {
+    return m.note();
+  } else {
+    (void)m;
+    return {};
+  }
+}
+
+/// \brief Names of the dimensions of the model's vector and matrix parameters (none: empty).
+template <class M>
+std::vector<std::pair<std::string, std::vector<std::string>>> dim_names(const M& m) {
+  if constexpr (detail::has_dim_names<M>::value) {
+    return m.dim_names();
+  } else {
+    (void)m;
+    return {};
+  }
+}
 
 /// \brief Can the model draw initial positions from its prior (`/sampler/init/strategy` "prior")?
 /// Optional member: `KOKKOS_FUNCTION void sample_prior(const rng::ParticleStream& s, std::uint32_t use_base,
@@ -188,27 +279,56 @@ KOKKOS_INLINE_FUNCTION double finite_difference_density(const M& m, const Row& q
   }
 }
 
-/// \brief Fails compilation with one message per missing member.
+/// \brief Whether M has what the sampler and the gradient check use: every required
+/// member but the two static ones (see the file comment).
+template <class M>
+constexpr bool is_model() {
+  using namespace detail;
+  return std::is_copy_constructible_v<M> && has_dim<M>::value && has_num_params<M>::value &&
+         has_parameter_names<M>::value && has_log_density<M>::value && has_constrain<M>::value &&
+         (has_log_density_gradient<M>::value || has_scratch_gradient<M>::value) &&
+         has_scratch_size<M>::value == has_scratch_gradient<M>::value &&
+         has_scratch_log_density<M>::value == has_log_density_scratch_size<M>::value;
+}
+
+/// \brief ... and what the registry uses to build it from a run's config.
+template <class M>
+constexpr bool is_registrable_model() {
+  return is_model<M>() && detail::has_from_config<M>::value && detail::has_config_keys<M>::value;
+}
+
+/// \brief Fails compilation with one message per missing member of is_model(); returns
+/// is_model<M>(), so that `if constexpr (check_model<M>())` keeps what uses the members
+/// from adding errors of its own.
 template <class M>
 constexpr bool check_model() {
+  using namespace detail;
   static_assert(std::is_copy_constructible_v<M>, "hmc model: must be copyable by value into kernels");
-  static_assert(detail::has_dim<M>::value, "hmc model: missing `int dim() const`");
-  static_assert(detail::has_num_params<M>::value, "hmc model: missing `int num_params() const`");
-  static_assert(detail::has_parameter_names<M>::value,
-                "hmc model: missing `std::vector<std::string> parameter_names() const`");
-  static_assert(detail::has_log_density<M>::value,
-                "hmc model: missing `KOKKOS_FUNCTION double log_density(const Row&) const`");
-  static_assert(detail::has_log_density_gradient<M>::value,
-                "hmc model: missing `KOKKOS_FUNCTION double log_density_gradient(const Row& q, "
-                "const Row& grad) const`");
-  static_assert(detail::has_scratch_size<M>::value == detail::has_scratch_gradient<M>::value,
-                "hmc model: `scratch_size()` and `log_density_gradient(q, grad, scratch)` come together");
-  static_assert(detail::has_scratch_log_density<M>::value == detail::has_log_density_scratch_size<M>::value,
+  static_assert(has_dim<M>::value, "hmc model: missing `int dim() const`");
+  static_assert(has_num_params<M>::value, "hmc model: missing `int num_params() const`");
+  static_assert(has_parameter_names<M>::value, "hmc model: missing `std::vector<std::string> parameter_names() const`");
+  static_assert(has_log_density<M>::value, "hmc model: missing `KOKKOS_FUNCTION double log_density(const Row&) const`");
+  static_assert(has_log_density_gradient<M>::value || has_scratch_gradient<M>::value,
+                "hmc model: missing `KOKKOS_FUNCTION double log_density_gradient(const Row& q, const Row& grad) "
+                "const` (or its scratch form, with `int scratch_size() const`)");
+  static_assert(has_scratch_size<M>::value == has_scratch_gradient<M>::value,
+                "hmc model: `int scratch_size() const` and `log_density_gradient(q, grad, scratch)` come together");
+  static_assert(has_scratch_log_density<M>::value == has_log_density_scratch_size<M>::value,
                 "hmc model: `log_density_scratch_size()` and `log_density(q, scratch)` come together");
-  static_assert(detail::has_constrain<M>::value,
-                "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) "
-                "const`");
-  return true;
+  static_assert(has_constrain<M>::value,
+                "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) const`");
+  return is_model<M>();
+}
+
+/// \brief check_model() and the static members the registry needs (models/registry.cpp).
+template <class M>
+constexpr bool check_registrable_model() {
+  static_assert(detail::has_from_config<M>::value,
+                "hmc model: missing `static Model from_config(const nlohmann::json& model, const nlohmann::json& "
+                "data)`");
+  static_assert(detail::has_config_keys<M>::value,
+                "hmc model: missing `static std::vector<io::KeySpec> config_keys()`");
+  return check_model<M>() && is_registrable_model<M>();
 }
 
 }  // namespace hmc::model

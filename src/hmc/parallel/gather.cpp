@@ -78,8 +78,8 @@ std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec
   return mine;
 }
 
-sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local) {
-  using LD = sampler::LocalDraws;
+hmc::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const hmc::LocalDraws& local) {
+  using LD = hmc::LocalDraws;
   const std::int64_t n = mpi.root() ? dec.global : 0;
   const auto kept = static_cast<std::int64_t>(local.lp.extent(1));
   const auto params = static_cast<std::int64_t>(local.draws.extent(2));

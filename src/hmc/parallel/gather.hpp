@@ -4,7 +4,7 @@
 
 #include "hmc/parallel/decomposition.hpp"
 #include "hmc/parallel/mpi_context.hpp"
-#include "hmc/sampler/run.hpp"
+#include "hmc/core/draws.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -16,7 +16,7 @@ namespace hmc::parallel {
 /// Ranks hold contiguous blocks of particle ids, so concatenating the blocks in
 /// rank order is the global particle order: the result does not depend on the
 /// rank count.
-sampler::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const sampler::LocalDraws& local);
+hmc::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const hmc::LocalDraws& local);
 
 /// \brief Rows of `width` doubles per particle, from every rank to rank 0 in global
 /// particle order (rank 0 gets dec.global × width values, the others nothing).

@@ -2,7 +2,7 @@
 /// \file
 /// \brief MPI lifetime and the job's communicator, owned in one RAII object.
 
-#include "hmc/parallel/reduce.hpp"
+#include "hmc/core/ensemble_sum.hpp"
 
 #include <mpi.h>
 
@@ -38,7 +38,7 @@ class MpiContext {
   long long sum(long long value) const;
   /// \brief The largest `value` of any rank, on rank 0 (for timings).
   double max_on_root(double value) const;
-  /// \brief Element-wise max / sum over all ranks, for parallel::reproducible_column_sums.
+  /// \brief Element-wise max / sum over all ranks, for reproducible_column_sums (core/ensemble_sum.hpp).
   Allreduce allreduce() const;
   /// \brief Ends every rank of the job with `code` (for errors that reach one rank only).
   [[noreturn]] void abort(int code) const;

@@ -4,7 +4,7 @@
 /// window schedule and estimate, and ChEES trajectory lengths.
 ///
 /// Everything here consumes ensemble statistics that were already reduced over all
-/// particles in a decomposition-independent way (parallel/reduce.hpp), so the
+/// particles in a decomposition-independent way (core/ensemble_sum.hpp), so the
 /// adapted values are the same on any number of ranks and threads.
 
 #include <cmath>

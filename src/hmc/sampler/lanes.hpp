@@ -49,33 +49,12 @@ inline constexpr int kMaxLaneDim = 128;
 /// True where the default execution space runs on the host.
 inline constexpr bool kHostExecution = std::is_same_v<MemSpace, Kokkos::HostSpace>;
 
-namespace detail {
-template <class M, class = void>
-struct has_lane_gradient : std::false_type {};
-template <class M>
-struct has_lane_gradient<M, std::void_t<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
-                                std::declval<const PackRow&>(), std::declval<const PackRow&>()))>>
-    : std::is_same<decltype(std::declval<const M&>().template log_density_gradient_t<Pack>(
-                       std::declval<const PackRow&>(), std::declval<const PackRow&>())),
-                   Pack> {};
-template <class M, class = void>
-struct has_lane_scratch_gradient : std::false_type {};
-template <class M>
-struct has_lane_scratch_gradient<
-    M, std::void_t<decltype(int{std::declval<const M&>().lane_scratch_size()}),
-                   decltype(std::declval<const M&>().log_density_gradient_lanes(
-                       std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>()))>>
-    : std::is_same<decltype(std::declval<const M&>().log_density_gradient_lanes(
-                       std::declval<const PackRow&>(), std::declval<const PackRow&>(), std::declval<Pack*>())),
-                   Pack> {};
-}  // namespace detail
-
 /// Whether the lane kernel exists for this model: on the host, for a model that
 /// writes its gradient as a template over the number type (log_density_gradient_t) or
 /// as a block gradient with scratch (log_density_gradient_lanes).
 template <class Model>
 constexpr bool lanes_available() {
-  return kHostExecution && (detail::has_lane_gradient<Model>::value || detail::has_lane_scratch_gradient<Model>::value);
+  return kHostExecution && (model::has_lane_gradient<Model>() || model::has_lane_scratch_gradient<Model>());
 }
 
 /// This thread's scratch for a block of lanes: at least `packs` Packs, kept from call
@@ -121,7 +100,8 @@ struct HmcLaneTransition {
     }
     // Momenta: the normals of HmcTransition, a pair of coordinates for all lanes at a time.
     rng::ParticleStream streams[W];
-    for (int l = 0; l < W; ++l) streams[l] = rng::ParticleStream(t.seed, static_cast<std::uint64_t>(t.first_particle + particle[l]));
+    for (int l = 0; l < W; ++l)
+      streams[l] = rng::ParticleStream(t.seed, static_cast<std::uint64_t>(t.first_particle + particle[l]));
     for (int j = 0; j < dim; j += 2) {
       // ParticleStream::normal2 in separate loops over the lanes: one loop with both
       // sin and cos of the angle would become one sincos call, which has no vector version.
@@ -213,7 +193,7 @@ struct HmcLaneTransition {
  private:
   /// log p and its gradient (into grad) for the block, in whichever form the model has.
   Pack gradient(Pack* q, Pack* grad) const {
-    if constexpr (detail::has_lane_scratch_gradient<Model>::value) {
+    if constexpr (model::has_lane_scratch_gradient<Model>()) {
       return t.model.log_density_gradient_lanes(PackRow{q}, PackRow{grad}, lane_scratch(t.model.lane_scratch_size()));
     } else {
       return t.model.template log_density_gradient_t<Pack>(PackRow{q}, PackRow{grad});
@@ -243,8 +223,7 @@ struct HmcLaneTransition {
 
   /// The Metropolis test and records of particle i, whose trajectory ended at (q, grad, p)
   /// with log density lp1: HmcTransition's, with the start point still in the state.
-  void finish(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0,
-              int steps) const {
+  void finish(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0, int steps) const {
     const rng::ParticleStream stream(t.seed, static_cast<std::uint64_t>(t.first_particle + i));
     const auto v = t.judge(stream, lp1, h0, t.metric.kinetic(p));
     const Row q0 = row(t.state.q, i);

@@ -3,12 +3,14 @@
 /// \brief The sampling loop of one rank: initialise, warm up (adapt), sample, record.
 ///
 /// The loop knows nothing of MPI, files or logging: ensemble-wide sums go through
-/// a parallel::Allreduce, progress through a callback, and it returns host copies of
+/// an Allreduce (core/ensemble_sum.hpp), progress through a callback, and it returns host copies of
 /// what it recorded.
 
+#include "hmc/core/draws.hpp"
+#include "hmc/core/ensemble_sum.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/model/concept.hpp"
-#include "hmc/parallel/reduce.hpp"
+#include "hmc/core/ensemble_sum.hpp"
 #include "hmc/sampler/adaptation.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
@@ -50,42 +52,10 @@ struct Progress {
 
 using ProgressCallback = std::function<void(const Progress&)>;
 
-/// \brief What warmup settled on (identical on every rank).
-struct Adapted {
-  double step_size = 0.0;
-  std::string metric = "unit";       ///< unit | diag | dense
-  std::vector<double> inv_metric;    ///< diag: d values; dense: d×d row-major
-  std::string trajectory = "fixed";  ///< fixed | chees
-  double trajectory_length = 0.0;    ///< ChEES: adapted length (steps are jittered up to it)
-  int leapfrog_steps = 0;            ///< fixed steps
-};
-
-/// \brief What one rank recorded, on the host, particle-major.
-struct LocalDraws {
-  using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
-  HostDraws draws;                                           ///< [particle][draw][param]
-  HostStats lp, accept_prob, divergent, n_leapfrog, energy;  ///< [particle][draw]
-  HostVector accept_sum, divergences;                        ///< per particle, post-warmup
-  Adapted adapted;
-  double sampling_s = 0.0;
-  std::int64_t grad_evals = 0;  ///< leapfrog steps of warmup and sampling, on this rank
-};
-
-/// \brief One block of recorded draws, handed over by the sampler on the host.
-///
-/// The Views are the sampler's reusable host buffers, [local particle][slot][param] and
-/// [local particle][slot]; only slots [0, count) are valid, and only until the next
-/// iteration.
-struct DrawBlock {
-  bool warmup = false;         ///< warmup draws (with save_warmup) or post-warmup draws
-  std::int64_t first_draw = 0;  ///< index of slot 0 among the section's recorded draws
-  int count = 0;               ///< filled slots
-  LocalDraws::HostDraws draws;
-  LocalDraws::HostStats lp, accept_prob, divergent, n_leapfrog, energy;
-  std::vector<double> step_size;  ///< per slot: the step size of that transition
-};
+// The host types the loop hands over live in core/draws.hpp.
+using hmc::Adapted;
+using hmc::DrawBlock;
+using hmc::LocalDraws;
 
 /// \brief Host-side state of the sampling loop: with the particles' rows
 /// (EnsembleSampler::particle_rows), everything needed to continue a run bit for bit.
@@ -118,7 +88,7 @@ class EnsembleSampler {
 
  public:
   EnsembleSampler(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
-                  parallel::Allreduce allreduce = parallel::no_allreduce())
+                  Allreduce allreduce = no_allreduce())
       : model_(model),
         s_(s),
         first_(first),
@@ -497,7 +467,7 @@ class EnsembleSampler {
   int n_;
   int dim_;
   EnsembleState state_;
-  mutable parallel::ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
+  mutable ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
   bool adapt_, chees_, dense_;
   int capacity_;  ///< slots of the draw buffer
   TransitionRecord rec_;
@@ -537,7 +507,7 @@ inline void append_block(LocalDraws& all, const DrawBlock& b) {
 /// cannot start), run every iteration and return all post-warmup draws in memory.
 template <class Model>
 LocalDraws sample(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
-                  const ProgressCallback& progress = {}, parallel::Allreduce allreduce = parallel::no_allreduce()) {
+                  const ProgressCallback& progress = {}, Allreduce allreduce = no_allreduce()) {
   EnsembleSampler<Model> sampler(model, s, first, count, std::move(allreduce));
   if (const int bad = sampler.initialise(); bad > 0) {
     throw InitError(std::to_string(bad) + " of " + std::to_string(count) +

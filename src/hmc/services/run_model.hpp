@@ -3,6 +3,7 @@
 /// \brief The model-typed middle of a run: the sampling loop of one rank, with blocks
 /// handed to the Session, checkpoints, and a clean stop on signals.
 
+#include "hmc/model/concept.hpp"
 #include "hmc/services/session.hpp"
 
 #include <string>
@@ -12,30 +13,13 @@
 
 namespace hmc::services {
 
-namespace detail {
-
-/// A model may name the dimensions of its vector and matrix parameters:
-/// `std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const`.
-template <class M, class = void>
-struct has_dim_names : std::false_type {};
-template <class M>
-struct has_dim_names<M, std::void_t<decltype(std::declval<const M&>().dim_names())>> : std::true_type {};
-
-/// A model may explain its results: `std::string note() const` (e.g. label switching).
-template <class M, class = void>
-struct has_note : std::false_type {};
-template <class M>
-struct has_note<M, std::void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
-
-}  // namespace detail
-
 /// \brief The store layout of a model's run.
 template <class Model>
 io::StoreLayout store_layout(const Model& model, const sampler::Settings& s) {
   io::StoreLayout layout;
   layout.particles = s.particles;
   layout.param_names = model.parameter_names();
-  if constexpr (detail::has_dim_names<Model>::value) layout.dim_names = model.dim_names();
+  layout.dim_names = hmc::model::dim_names(model);
   layout.draws = s.kept();
   layout.warmup_draws = s.kept_warmup();
   return layout;
@@ -50,7 +34,7 @@ int run_model(const Model& model, Session& session) {
   const auto& dec = session.decomposition();
   session.plan(store_layout(model, s));  // fixes the block size the ensemble records into
   sampler::EnsembleSampler<Model> ensemble(model, s, dec.begin(), dec.count(), session.mpi().allreduce());
-  if constexpr (detail::has_note<Model>::value) session.set_note(model.note());
+  session.set_note(hmc::model::note(model));
   auto resumed = session.open(ensemble.row_width());
   if (resumed) {
     ensemble.restore(resumed->rows, resumed->loop);

@@ -206,7 +206,7 @@ json per_rank_json(const std::vector<double>& rows) {
   return out;
 }
 
-json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const sampler::Adapted& adapted,
+json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const hmc::Adapted& adapted,
               const std::vector<double>& per_rank) {
   return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
           {"kokkos",
@@ -399,7 +399,7 @@ sampler::ProgressCallback Session::progress(int first_iteration) {
 
 double Session::elapsed() const { return seconds_since(loop_start_); }
 
-void Session::write_block(const sampler::DrawBlock& b) {
+void Session::write_block(const hmc::DrawBlock& b) {
   ScopedRegion region("hmc::write_block");
   const auto t = Clock::now();
   const int params = layout_.num_params(), columns = layout_.num_columns(), count = b.count;
@@ -483,7 +483,7 @@ int Session::interrupted(int iteration) {
   return kExitInterrupted;
 }
 
-int Session::finish(const sampler::Adapted& adapted, const std::vector<double>& accept_sum,
+int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& accept_sum,
                     const std::vector<double>& divergences, std::int64_t grad_evals) {
   // The loop's collectives, before the gathers of the end below.
   const parallel::Traffic traffic = parallel::traffic();

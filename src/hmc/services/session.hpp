@@ -97,7 +97,7 @@ class Session {
   /// \brief Seconds since the sampling loop started.
   double elapsed() const;
 
-  void write_block(const sampler::DrawBlock& block);
+  void write_block(const hmc::DrawBlock& block);
   /// \brief Has any rank received a stop signal? (Checked after every iteration.)
   bool stop_requested(int iteration);
   bool checkpoint_due(int iteration) const;
@@ -109,7 +109,7 @@ class Session {
   void set_note(std::string note) { note_ = std::move(note); }
 
   /// \brief Diagnostics, result files, publishing; returns the exit code.
-  int finish(const sampler::Adapted& adapted, const std::vector<double>& accept_sum,
+  int finish(const hmc::Adapted& adapted, const std::vector<double>& accept_sum,
              const std::vector<double>& divergences, std::int64_t grad_evals);
 
  private:

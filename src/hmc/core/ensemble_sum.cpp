@@ -1,9 +1,9 @@
-#include "hmc/parallel/reduce.hpp"
+#include "hmc/core/ensemble_sum.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace hmc::parallel {
+namespace hmc {
 
 Allreduce no_allreduce() {
   return Allreduce{[](double*, int) {}, [](long long*, int) {}};
@@ -93,4 +93,4 @@ std::vector<double> ReproducibleSums::operator()(const StateView& values, int ro
   return out;
 }
 
-}  // namespace hmc::parallel
+}  // namespace hmc

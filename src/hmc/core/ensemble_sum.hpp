@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace hmc::parallel {
+namespace hmc {
 
 /// \brief How the ranks combine partial results (in place, element-wise).
 struct Allreduce {
@@ -53,4 +53,4 @@ class ReproducibleSums {
 std::vector<double> reproducible_column_sums(const StateView& values, int rows, std::int64_t global_rows,
                                              const Allreduce& allreduce);
 
-}  // namespace hmc::parallel
+}  // namespace hmc

@@ -1,0 +1,43 @@
+// A model that lacks one required member must fail to compile with exactly one
+// message, naming that member (model/concept.hpp). Compiled by the ctest cases of
+// tests/compile/CMakeLists.txt, once complete (HMC_DROP undefined: must compile) and
+// once per dropped member; check_compile.sh reads the compiler's output.
+#include "model_entry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using hmc::Row;
+
+/// A standard normal in one coordinate, every member present unless HMC_DROP names it.
+struct Toy {
+#if HMC_DROP != 1
+  static Toy from_config(const nlohmann::json&, const nlohmann::json&) { return Toy{}; }
+#endif
+#if HMC_DROP != 2
+  static std::vector<hmc::io::KeySpec> config_keys() { return {}; }
+#endif
+#if HMC_DROP != 3
+  int dim() const { return 1; }
+#endif
+  int num_params() const { return 1; }
+  std::vector<std::string> parameter_names() const { return {"x"}; }
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return -0.5 * q(0) * q(0); }
+#if HMC_DROP != 4
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
+    grad(0) = -q(0);
+    return log_density(q);
+  }
+#endif
+#if HMC_DROP != 5
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const { out(0) = q(0); }
+#endif
+};
+
+}  // namespace
+
+hmc::models::ModelEntry toy_entry() { return hmc::models::entry<Toy>("toy", "a standard normal"); }
