@@ -6,12 +6,14 @@
 /// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
 /// p(1 - p) of the logit map is included.
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
+#include "hmc/core/text.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/io/errors.hpp"
-#include "hmc/io/json_text.hpp"
-#include "hmc/io/schema.hpp"
+#include "hmc/keys/data.hpp"
+#include "hmc/keys/key.hpp"
+#include "hmc/keys/values.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +25,7 @@ namespace hmc::models {
 
 struct CoinToss {
   int coins = 0;
-  double prior_a = 1.0, prior_b = 1.0;  ///< Beta(a, b) prior of every coin
+  double prior_a = 0.0, prior_b = 0.0;  ///< Beta(a, b) prior of every coin (/model/priors/a, b)
   VectorView heads_a;                   ///< heads + a, per coin
   VectorView tails_b;                   ///< tails + b, per coin
 
@@ -74,62 +76,48 @@ struct CoinToss {
 
   // ---- host: config and data ------------------------------------------------
 
-  static std::vector<io::KeySpec> config_keys() {
-    using io::KeyType;
-    return {{"/model/priors/a",
-             KeyType::kNumber,
-             1.0,
-             0.0,
-             1e8,
-             true,
-             {},
-             false,
-             "Beta prior a (pseudo-heads) for every coin"},
-            {"/model/priors/b",
-             KeyType::kNumber,
-             1.0,
-             0.0,
-             1e8,
-             true,
-             {},
-             false,
-             "Beta prior b (pseudo-tails) for every coin"}};
+  static keys::Keys config_keys() {
+    return {keys::number("/model/priors/a").positive().at_most(1e8).default_(1.0).doc(
+                "Beta prior a (pseudo-heads), the same for every coin"),
+            keys::number("/model/priors/b").positive().at_most(1e8).default_(1.0).doc(
+                "Beta prior b (pseudo-tails), the same for every coin")};
   }
 
-  /// Per coin (heads, tails) from `{"tosses": [[...], ...]}` or keys c1, c2, ...
+  /// Per coin (heads, tails) from `{"tosses": [[...], ...]}` or keys c1, c2, ... (in
+  /// numeric order; other keys, e.g. the true p1, p2, are ignored).
   static std::vector<std::pair<long, long>> count_tosses(const nlohmann::json& data) {
-    if (data.is_null()) throw DataError("data error: coin_toss needs data (/model/data)");
-    std::vector<std::pair<std::string, const nlohmann::json*>> series;
-    if (data.contains("tosses")) {
-      const auto& t = data.at("tosses");
+    const keys::Data d(data, "coin_toss");
+    std::vector<std::string> series;
+    if (d.has("tosses")) {
+      const auto& t = d.at("tosses");
       if (!t.is_array() || t.empty()) throw DataError("data error: /tosses must be a non-empty array of arrays");
-      for (std::size_t c = 0; c < t.size(); ++c) series.emplace_back("/tosses/" + std::to_string(c), &t[c]);
+      for (std::size_t c = 0; c < t.size(); ++c) series.push_back("tosses/" + std::to_string(c));
     } else {
-      // c1, c2, ... in numeric order; other keys (e.g. the true p1, p2) are ignored.
-      std::vector<std::pair<long, std::string>> keys;
+      std::vector<std::pair<long, std::string>> names;
       for (auto it = data.begin(); it != data.end(); ++it) {
         const std::string& k = it.key();
         if (k.size() > 1 && k[0] == 'c' &&
             std::all_of(k.begin() + 1, k.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-          keys.emplace_back(std::stol(k.substr(1)), k);
+          names.emplace_back(std::stol(k.substr(1)), k);
         }
       }
-      std::sort(keys.begin(), keys.end());
-      for (const auto& k : keys) series.emplace_back("/" + k.second, &data.at(k.second));
+      std::sort(names.begin(), names.end());
+      for (const auto& k : names) series.push_back(k.second);
       if (series.empty()) throw DataError("data error: coin_toss data needs \"tosses\" or keys c1, c2, ...");
     }
     std::vector<std::pair<long, long>> counts;
-    for (const auto& [where, s] : series) {
-      if (!s->is_array()) throw DataError("data error: " + where + " must be an array of 0/1 tosses");
+    for (const auto& where : series) {
+      const auto& s = data.at(nlohmann::json::json_pointer("/" + where));
+      if (!s.is_array()) throw DataError("data error: /" + where + " must be an array of 0/1 tosses");
       long heads = 0, tails = 0;
-      for (std::size_t i = 0; i < s->size(); ++i) {
-        const auto& v = (*s)[i];
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto& v = s[i];
         if (v.is_number_integer() && v.get<long>() == 1)
           ++heads;
         else if (v.is_number_integer() && v.get<long>() == 0)
           ++tails;
         else
-          throw DataError("data error: " + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + io::shown(v) + ")");
+          throw DataError("data error: /" + where + "/" + std::to_string(i) + " must be 0 or 1 (got " + shown(v) + ")");
       }
       counts.emplace_back(heads, tails);
     }
@@ -138,16 +126,15 @@ struct CoinToss {
 
   static CoinToss from_config(const nlohmann::json& model, const nlohmann::json& data) {
     const auto counts = count_tosses(data);
-    const double a = model.at("priors").at("a").get<double>();
-    const double b = model.at("priors").at("b").get<double>();
+    const keys::Values v(model, config_keys());
     CoinToss m;
     m.coins = static_cast<int>(counts.size());
-    m.prior_a = a;
-    m.prior_b = b;
+    m.prior_a = v.number("/model/priors/a");
+    m.prior_b = v.number("/model/priors/b");
     std::vector<double> heads_a, tails_b;
     for (const auto& [heads, tails] : counts) {
-      heads_a.push_back(static_cast<double>(heads) + a);
-      tails_b.push_back(static_cast<double>(tails) + b);
+      heads_a.push_back(static_cast<double>(heads) + m.prior_a);
+      tails_b.push_back(static_cast<double>(tails) + m.prior_b);
     }
     m.heads_a = to_device_view("coin_toss::heads_a", heads_a);
     m.tails_b = to_device_view("coin_toss::tails_b", tails_b);

@@ -11,11 +11,12 @@
 /// log-Jacobian log tau of tau = exp(q_1) and every normalising constant, so it is
 /// the exact log joint density of (q, y). Output: mu, tau, theta[1..J].
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/io/errors.hpp"
-#include "hmc/io/json_text.hpp"
-#include "hmc/io/schema.hpp"
+#include "hmc/keys/data.hpp"
+#include "hmc/keys/key.hpp"
+#include "hmc/keys/values.hpp"
 #include "hmc/model/autodiff.hpp"
 #include "hmc/model/transforms.hpp"
 
@@ -28,14 +29,13 @@
 namespace hmc::models {
 
 struct EightSchools : model::AutodiffModel<EightSchools> {
-  static constexpr double kMuLoc = 0.0, kMuScale = 5.0, kTauScale = 5.0;  ///< prior defaults
 
   int schools = 0;               ///< J
   VectorView y;                  ///< observed effect per school
   VectorView sigma;              ///< its standard error
-  double mu_loc = kMuLoc;        ///< prior location of mu
-  double mu_scale = kMuScale;    ///< prior scale of mu
-  double tau_scale = kTauScale;  ///< half-Cauchy scale of tau
+  double mu_loc = 0.0;     ///< prior location of mu (/model/priors/mu_loc)
+  double mu_scale = 0.0;   ///< prior scale of mu (/model/priors/mu_scale)
+  double tau_scale = 0.0;  ///< half-Cauchy scale of tau (/model/priors/tau_scale)
   double log_const = 0.0;        ///< every normalising constant, summed on the host
 
   KOKKOS_INLINE_FUNCTION int dim() const { return 2 + schools; }
@@ -87,72 +87,28 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
 
   // ---- host: config and data ------------------------------------------------
 
-  static std::vector<io::KeySpec> config_keys() {
-    using io::KeyType;
+  static keys::Keys config_keys() {
     return {
-        {"/model/priors/mu_loc", KeyType::kNumber, kMuLoc, {}, {}, false, {}, false, "mean of the Normal prior on mu"},
-        {"/model/priors/mu_scale",
-         KeyType::kNumber,
-         kMuScale,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "standard deviation of the Normal prior on mu"},
-        {"/model/priors/tau_scale",
-         KeyType::kNumber,
-         kTauScale,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "scale of the half-Cauchy prior on tau"}};
-  }
-
-  /// `data[key]`: a non-empty array of numbers.
-  static std::vector<double> read_numbers(const nlohmann::json& data, const std::string& key) {
-    if (!data.contains(key)) throw DataError("data error: eight_schools data needs \"" + key + "\"");
-    const auto& a = data.at(key);
-    if (!a.is_array() || a.empty()) throw DataError("data error: /" + key + " must be a non-empty array of numbers");
-    std::vector<double> out;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].is_number()) {
-        throw DataError("data error: /" + key + "/" + std::to_string(i) + " must be a number (got " + io::shown(a[i]) +
-                        ")");
-      }
-      out.push_back(a[i].get<double>());
-    }
-    return out;
+        keys::number("/model/priors/mu_loc").default_(0.0).doc("mean of the Normal prior on the population mean mu"),
+        keys::number("/model/priors/mu_scale").positive().default_(5.0).doc(
+            "standard deviation of the Normal prior on mu"),
+        keys::number("/model/priors/tau_scale")
+            .positive()
+            .default_(5.0)
+            .doc("scale of the half-Cauchy prior on the population standard deviation tau")};
   }
 
   static EightSchools from_config(const nlohmann::json& model, const nlohmann::json& data) {
-    if (!data.is_object())
-      throw DataError("data error: eight_schools needs data (/model/data) with \"y\" and \"sigma\"");
-    const auto ys = read_numbers(data, "y"), sigmas = read_numbers(data, "sigma");
-    if (ys.size() != sigmas.size()) {
-      throw DataError("data error: /y has " + std::to_string(ys.size()) + " entries but /sigma has " +
-                      std::to_string(sigmas.size()));
-    }
-    if (data.contains("J") &&
-        !(data.at("J").is_number_integer() && data.at("J").get<long>() == static_cast<long>(ys.size()))) {
-      throw DataError("data error: /J must equal the length of /y (" + std::to_string(ys.size()) + "; got " +
-                      io::shown(data.at("J")) + ")");
-    }
-    for (std::size_t j = 0; j < sigmas.size(); ++j) {
-      if (!(sigmas[j] > 0.0)) {
-        throw DataError("data error: /sigma/" + std::to_string(j) + " must be > 0 (got " +
-                        io::shown(nlohmann::json(sigmas[j])) + ")");
-      }
-    }
+    const keys::Data d(data, "eight_schools");
+    const auto ys = d.numbers("y");
+    const auto sigmas = d.numbers("sigma", [](double s) { return s > 0.0; }, "> 0");
+    d.same_length("y", ys.size(), "sigma", sigmas.size());
+    d.optional_count("J", ys.size(), "y");
+    const keys::Values v(model, config_keys());
     EightSchools m;
-    const nlohmann::json priors = model.value("priors", nlohmann::json::object());
-    m.mu_loc = priors.value("mu_loc", kMuLoc);
-    m.mu_scale = priors.value("mu_scale", kMuScale);
-    m.tau_scale = priors.value("tau_scale", kTauScale);
-    if (!(m.mu_scale > 0.0)) throw ConfigError("config error: /model/priors/mu_scale must be > 0");
-    if (!(m.tau_scale > 0.0)) throw ConfigError("config error: /model/priors/tau_scale must be > 0");
+    m.mu_loc = v.number("/model/priors/mu_loc");
+    m.mu_scale = v.number("/model/priors/mu_scale");
+    m.tau_scale = v.number("/model/priors/tau_scale");
     m.schools = static_cast<int>(ys.size());
 
     // log N(mu) + log HalfCauchy(tau) + J log N(theta_tilde) + Σ log N(y_j): the constants.

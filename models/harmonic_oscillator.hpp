@@ -6,10 +6,11 @@
 /// symmetric positive definite matrix (`model.precision`). log p(q) = -U(q); the
 /// exact posterior is N(c, K⁻¹), which makes this the engine's reference model.
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/io/errors.hpp"
-#include "hmc/io/schema.hpp"
+#include "hmc/keys/key.hpp"
+#include "hmc/keys/values.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -94,32 +95,21 @@ struct HarmonicOscillator {
 
   // ---- host: config ---------------------------------------------------------
 
-  static std::vector<io::KeySpec> config_keys() {
-    using io::KeyType;
-    return {
-        {"/model/spring_constants",
-         KeyType::kNumberArray,
-         nullptr,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "k_i > 0 per coordinate; D = its length"},
-        {"/model/precision",
-         KeyType::kNumberMatrix,
-         nullptr,
-         {},
-         {},
-         false,
-         {},
-         false,
-         "full symmetric positive definite K (D x D), instead of spring_constants"},
-        {"/model/centres", KeyType::kNumberArray, nullptr, {}, {}, false, {}, false, "c_i per coordinate (default 0)"}};
+  static keys::Keys config_keys() {
+    return {keys::numbers("/model/spring_constants")
+                .positive()
+                .allowed("each > 0; not empty")
+                .doc("diagonal K: one spring constant k_i per coordinate; the dimension D is the length of the array"),
+            keys::matrix("/model/precision")
+                .allowed("D x D, symmetric (to a relative 1e-12), positive definite")
+                .doc("full precision matrix K, used instead of `spring_constants`"),
+            keys::numbers("/model/centres").default_doc("all 0").allowed("D elements").doc(
+                "centre c_i of each coordinate")};
   }
 
   static HarmonicOscillator from_config(const nlohmann::json& model, const nlohmann::json& /*data*/) {
-    const bool has_k = model.contains("spring_constants"), has_p = model.contains("precision");
+    const keys::Values v(model, config_keys());
+    const bool has_k = v.given("/model/spring_constants"), has_p = v.given("/model/precision");
     if (has_k == has_p) {
       throw ConfigError(
           "config error: harmonic_oscillator needs exactly one of /model/spring_constants and /model/precision");
@@ -127,12 +117,12 @@ struct HarmonicOscillator {
     HarmonicOscillator m;
     m.full = has_p;
     if (has_k) {
-      const auto k = model.at("spring_constants").get<std::vector<double>>();
+      const auto k = v.numbers("/model/spring_constants");
       if (k.empty()) throw ConfigError("config error: /model/spring_constants must not be empty");
       m.d = static_cast<int>(k.size());
       m.springs = to_device_view("harmonic_oscillator::springs", k);
     } else {
-      const auto p = model.at("precision").get<std::vector<std::vector<double>>>();
+      const auto p = v.matrix("/model/precision");
       m.d = static_cast<int>(p.size());
       if (m.d == 0 || static_cast<int>(p[0].size()) != m.d) {
         throw ConfigError("config error: /model/precision must be a non-empty square matrix");
@@ -144,8 +134,7 @@ struct HarmonicOscillator {
         for (int j = 0; j < m.d; ++j) h(i, j) = p[i][j];
       Kokkos::deep_copy(m.precision, h);
     }
-    const auto c =
-        model.contains("centres") ? model.at("centres").get<std::vector<double>>() : std::vector<double>(m.d, 0.0);
+    const auto c = v.given("/model/centres") ? v.numbers("/model/centres") : std::vector<double>(m.d, 0.0);
     if (static_cast<int>(c.size()) != m.d) {
       throw ConfigError("config error: /model/centres has " + std::to_string(c.size()) + " entries, expected " +
                         std::to_string(m.d));

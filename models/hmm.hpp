@@ -52,9 +52,9 @@
 
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/io/errors.hpp"
-#include "hmc/io/json_text.hpp"
-#include "hmc/io/schema.hpp"
+#include "hmc/core/errors.hpp"
+#include "hmc/core/text.hpp"
+#include "hmc/keys/key.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/transforms.hpp"
 
@@ -774,99 +774,54 @@ struct Hmm {
     return q;
   }
 
-  static std::vector<io::KeySpec> config_keys() {
-    using io::KeyType;
+  static keys::Keys config_keys() {
     return {
-        {"/model/emission",
-         KeyType::kString,
-         "categorical",
-         {},
-         {},
-         false,
-         {"categorical", "gaussian"},
-         false,
-         "emission distribution of each hidden state"},
-        {"/model/num_states",
-         KeyType::kInteger,
-         nullptr,
-         1.0,
-         static_cast<double>(kMaxStates),
-         false,
-         {},
-         false,
-         "number K of hidden states (categorical: default the data's num_states; gaussian: required)"},
-        {"/model/initial",
-         KeyType::kString,
-         "uniform",
-         {},
-         {},
-         false,
-         {"uniform", "dirichlet"},
-         false,
-         "initial state distribution: fixed uniform, or a parameter with a Dirichlet prior"},
-        {"/model/sigma",
-         KeyType::kNumber,
-         nullptr,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "gaussian: fixed emission sd; absent: sigma is a parameter"},
-        {"/model/priors/transition_concentration",
-         KeyType::kNumber,
-         1.0,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "symmetric Dirichlet concentration of each transition row"},
-        {"/model/priors/emission_concentration",
-         KeyType::kNumber,
-         0.1,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "categorical: symmetric Dirichlet concentration of each emission row"},
-        {"/model/priors/initial_concentration",
-         KeyType::kNumber,
-         1.0,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "initial dirichlet: symmetric Dirichlet concentration of the initial distribution"},
-        {"/model/priors/mu_loc",
-         KeyType::kNumberArray,
-         nullptr,
-         {},
-         {},
-         false,
-         {},
-         false,
-         "gaussian: Normal prior location of each state's mean (K values, or 1 for all; default 0)"},
-        {"/model/priors/mu_scale",
-         KeyType::kNumberArray,
-         nullptr,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "gaussian: Normal prior scale of each state's mean (K values, or 1 for all; default 10)"},
-        {"/model/priors/sigma_scale",
-         KeyType::kNumber,
-         1.0,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "gaussian with free sigma: scale of its half-normal prior"},
+        keys::string("/model/emission")
+            .one_of({"categorical", "gaussian"})
+            .default_("categorical")
+            .doc("emission distribution of each hidden state: a categorical distribution over V symbols, or a Normal "
+                 "with a per-state mean and a common sd"),
+        keys::integer("/model/num_states")
+            .in_range(1, kMaxStates)
+            .default_doc("categorical: the data's `num_states`; gaussian: required")
+            .doc("number K of hidden states. With categorical emissions it overrides the data's `num_states` (to fit "
+                 "another K to the same words)"),
+        keys::string("/model/initial")
+            .one_of({"uniform", "dirichlet"})
+            .default_("uniform")
+            .doc("initial state distribution: fixed at 1/K, or a parameter `initial[k]` with a Dirichlet prior"),
+        keys::number("/model/sigma")
+            .positive()
+            .default_doc("none (sigma is a parameter)")
+            .doc("gaussian: the emission sd, fixed. Absent: `sigma` is sampled, with a half-normal prior"),
+        keys::number("/model/priors/transition_concentration")
+            .positive()
+            .default_(1.0)
+            .doc("concentration of the symmetric Dirichlet prior on each row of the transition matrix (1: uniform over "
+                 "the simplex)"),
+        keys::number("/model/priors/emission_concentration")
+            .positive()
+            .default_(0.1)
+            .doc("categorical: concentration of the symmetric Dirichlet prior on each state's emission row (below 1 "
+                 "favours sparse rows)"),
+        keys::number("/model/priors/initial_concentration")
+            .positive()
+            .default_(1.0)
+            .doc("`initial` `dirichlet`: concentration of the symmetric Dirichlet prior on the initial distribution"),
+        keys::numbers("/model/priors/mu_loc")
+            .default_doc("all 0")
+            .allowed("K elements, or 1 for every state")
+            .doc("gaussian: mean of the Normal prior on each state's emission mean `mu[k]` (state k of the ordered "
+                 "means)"),
+        keys::numbers("/model/priors/mu_scale")
+            .positive()
+            .default_doc("all 10")
+            .allowed("each > 0; K elements, or 1 for every state")
+            .doc("gaussian: sd of the Normal prior on each `mu[k]`"),
+        keys::number("/model/priors/sigma_scale")
+            .positive()
+            .default_(1.0)
+            .doc("gaussian with free sigma: scale of the half-normal prior on sigma; choose it on the scale of the data"),
     };
   }
 
@@ -939,7 +894,7 @@ struct Hmm {
       const auto& ns = data.at("num_states");
       if (!ns.is_number_integer() || ns.get<long>() < 1 || ns.get<long>() > kMaxStates)
         throw DataError("data error: /num_states must be an integer in 1.." + std::to_string(kMaxStates) + " (got " +
-                        io::shown(ns) + ")");
+                        shown(ns) + ")");
       m.K = ns.get<int>();
     }
 
@@ -949,7 +904,7 @@ struct Hmm {
     if (m.gaussian) {
       const auto seqs = read_sequences(data, key, [](const json& v, const std::string& where) {
         if (!v.is_number() || !std::isfinite(v.get<double>()))
-          throw DataError("data error: " + where + " must be a finite number (got " + io::shown(v) + ")");
+          throw DataError("data error: " + where + " must be a finite number (got " + shown(v) + ")");
       });
       for (const auto& s : seqs) {
         for (const auto& v : s) ys.push_back(v.get<double>());
@@ -959,13 +914,13 @@ struct Hmm {
       long v_max = -1;
       const json* nw = data.contains("num_words") ? &data.at("num_words") : nullptr;
       if (nw && (!nw->is_number_integer() || nw->get<long>() < 2 || nw->get<long>() > 1000000000L))
-        throw DataError("data error: /num_words must be an integer >= 2 (got " + io::shown(*nw) + ")");
+        throw DataError("data error: /num_words must be an integer >= 2 (got " + shown(*nw) + ")");
       const long limit = nw ? nw->get<long>() : 1000000000L;
       const auto seqs = read_sequences(data, key, [&](const json& v, const std::string& where) {
         if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() >= limit)
           throw DataError("data error: " + where + " must be an integer in 0.." +
                           (nw ? std::to_string(limit - 1) + " (num_words - 1)" : std::string("num_words - 1")) +
-                          " (got " + io::shown(v) + ")");
+                          " (got " + shown(v) + ")");
         v_max = std::max(v_max, v.get<long>());
       });
       for (const auto& s : seqs) {

@@ -17,11 +17,13 @@
 ///
 /// so a gradient costs O(1) whatever the number of observations.
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/philox.hpp"
+#include "hmc/core/text.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/io/errors.hpp"
-#include "hmc/io/json_text.hpp"
-#include "hmc/io/schema.hpp"
+#include "hmc/keys/data.hpp"
+#include "hmc/keys/key.hpp"
+#include "hmc/keys/values.hpp"
 #include "hmc/model/transforms.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,15 +37,15 @@
 namespace hmc::models {
 
 struct LinearAcceleration {
-  // Priors.
-  double h_lo = 70.0, h_hi = 150.0;  ///< h ~ Uniform(h_lo, h_hi)
-  double v_lo = 20.0, v_hi = 100.0;  ///< v0 ~ Uniform(v_lo, v_hi)
-  double g_mean = -6.0, g_sd = 2.0;  ///< g ~ Normal(g_mean, g_sd)
-  double sigma_scale = 10.0;         ///< σ ~ HalfNormal(sigma_scale) when estimated
+  // Priors (from_config sets them from /model/priors; the defaults are config_keys()').
+  double h_lo = 0, h_hi = 0;  ///< h ~ Uniform(h_lo, h_hi)
+  double v_lo = 0, v_hi = 0;  ///< v0 ~ Uniform(v_lo, v_hi)
+  double g_mean = 0, g_sd = 0;  ///< g ~ Normal(g_mean, g_sd)
+  double sigma_scale = 0;       ///< σ ~ HalfNormal(sigma_scale) when estimated
   // Noise.
   bool estimate_sigma = false;
-  double sigma = 3.0;  ///< known σ (when not estimated)
-  double c_g = 1.0;    ///< coefficient of g·t²: 1, or ½ with half_g
+  double sigma = 0;  ///< known σ (when not estimated)
+  double c_g = 1.0;  ///< coefficient of g·t²: 1, or ½ with half_g
   // Sufficient statistics of the data (times shifted to start at 0).
   double n = 0.0;                                      ///< number of observations
   double a00 = 0, a01 = 0, a02 = 0, a12 = 0, a22 = 0;  ///< XᵀX: N, Σt, Σt², Σt³, Σt⁴ (a11 = a02)
@@ -135,144 +137,73 @@ struct LinearAcceleration {
 
   // ---- host: config and data ------------------------------------------------
 
-  static std::vector<io::KeySpec> config_keys() {
-    using io::KeyType;
+  static keys::Keys config_keys() {
     using nlohmann::json;
     return {
-        {"/model/priors/h",
-         KeyType::kNumberArray,
-         json::array({70.0, 150.0}),
-         {},
-         {},
-         false,
-         {},
-         false,
-         "[lo, hi] of the uniform prior of the initial height h"},
-        {"/model/priors/v0",
-         KeyType::kNumberArray,
-         json::array({20.0, 100.0}),
-         {},
-         {},
-         false,
-         {},
-         false,
-         "[lo, hi] of the uniform prior of the initial velocity v0"},
-        {"/model/priors/g",
-         KeyType::kNumberArray,
-         json::array({-6.0, 2.0}),
-         {},
-         {},
-         false,
-         {},
-         false,
-         "[mean, sd] of the normal prior of the acceleration g"},
-        {"/model/priors/sigma_scale",
-         KeyType::kNumber,
-         10.0,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "scale of the half-normal prior of sigma (used with /model/estimate_sigma)"},
-        {"/model/sigma",
-         KeyType::kNumber,
-         3.0,
-         0.0,
-         {},
-         true,
-         {},
-         false,
-         "known noise sd sigma (ignored with /model/estimate_sigma)"},
-        {"/model/estimate_sigma",
-         KeyType::kBoolean,
-         false,
-         {},
-         {},
-         false,
-         {},
-         false,
-         "sample sigma as a parameter instead of fixing it to /model/sigma"},
-        {"/model/half_g",
-         KeyType::kBoolean,
-         false,
-         {},
-         {},
-         false,
-         {},
-         false,
-         "use 1/2 g t^2 instead of g t^2 in the mean"},
+        keys::numbers("/model/priors/h")
+            .length(2)
+            .default_(json::array({70.0, 150.0}))
+            .allowed("two numbers, lo < hi")
+            .doc("[lo, hi] of the Uniform prior on the initial height h"),
+        keys::numbers("/model/priors/v0")
+            .length(2)
+            .default_(json::array({20.0, 100.0}))
+            .allowed("two numbers, lo < hi")
+            .doc("[lo, hi] of the Uniform prior on the initial velocity v0"),
+        keys::numbers("/model/priors/g")
+            .length(2)
+            .default_(json::array({-6.0, 2.0}))
+            .allowed("two numbers, sd > 0")
+            .doc("[mean, sd] of the Normal prior on the acceleration coefficient g"),
+        keys::number("/model/priors/sigma_scale")
+            .positive()
+            .default_(10.0)
+            .doc("scale of the half-normal prior on σ; used only with `/model/estimate_sigma`"),
+        keys::number("/model/sigma").positive().default_(3.0).doc(
+            "the known noise sd σ (the standard data was simulated with σ = 3); ignored with `/model/estimate_sigma`"),
+        keys::boolean("/model/estimate_sigma")
+            .default_(false)
+            .doc("`true`: σ is a fourth parameter, `sigma`, with the half-normal prior"),
+        keys::boolean("/model/half_g")
+            .default_(false)
+            .doc("`false`: the mean is h + v0·t + g·t² (the benchmark's parametrisation); `true`: h + v0·t + ½·g·t², so g "
+                 "is the physical acceleration"),
     };
   }
 
-  /// The two numbers of a prior key, checked; `what` names them ("lo, hi" / "mean, sd").
-  static std::pair<double, double> prior_pair(const nlohmann::json& model, const char* key, double d0, double d1,
-                                              bool interval) {
-    const std::string where = std::string("/model/priors/") + key;
-    if (!model.contains("priors") || !model.at("priors").contains(key)) return {d0, d1};
-    const auto& v = model.at("priors").at(key);
-    const char* shape = interval ? "[lo, hi]" : "[mean, sd]";
-    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
-      throw ConfigError("config error: " + where + " must be " + shape + ", two numbers (got " + io::shown(v) + ")");
+  /// The two numbers of a prior pair; `interval`: [lo, hi] with lo < hi, else [mean, sd]
+  /// with sd > 0 (the key checks that there are two).
+  static std::pair<double, double> prior_pair(const keys::Values& v, const std::string& pointer, bool interval) {
+    const auto x = v.numbers(pointer);
+    if (interval && !(x[0] < x[1])) {
+      throw ConfigError("config error: " + pointer + " must have lo < hi (got " + shown(nlohmann::json(x)) + ")");
     }
-    const double x0 = v[0].get<double>(), x1 = v[1].get<double>();
-    if (interval && !(x0 < x1)) {
-      throw ConfigError("config error: " + where + " must have lo < hi (got " + io::shown(v) + ")");
+    if (!interval && !(x[1] > 0.0)) {
+      throw ConfigError("config error: " + pointer + " must have sd > 0 (got " + shown(nlohmann::json(x)) + ")");
     }
-    if (!interval && !(x1 > 0.0)) {
-      throw ConfigError("config error: " + where + " must have sd > 0 (got " + io::shown(v) + ")");
-    }
-    return {x0, x1};
+    return {x[0], x[1]};
   }
 
   /// Times and observations from `{"t": [...], "z": [...]}` (an optional "N" must match;
   /// other keys, e.g. "sigmaObs", are ignored).
   static void read_data(const nlohmann::json& data, std::vector<double>& t, std::vector<double>& z) {
-    if (data.is_null()) throw DataError("data error: linear_acceleration needs data (/model/data)");
-    if (!data.is_object()) throw DataError("data error: linear_acceleration data must be an object with t and z");
-    for (const char* key : {"t", "z"}) {
-      if (!data.contains(key)) {
-        throw DataError(std::string("data error: linear_acceleration data needs /") + key + " (an array of numbers)");
-      }
-      const auto& a = data.at(key);
-      if (!a.is_array() || a.empty()) {
-        throw DataError(std::string("data error: /") + key + " must be a non-empty array of numbers");
-      }
-      auto& out = key[0] == 't' ? t : z;
-      out.clear();
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) {
-          throw DataError(std::string("data error: /") + key + "/" + std::to_string(i) + " must be a number (got " +
-                          io::shown(a[i]) + ")");
-        }
-        out.push_back(a[i].get<double>());
-      }
-    }
-    if (t.size() != z.size()) {
-      throw DataError("data error: /t has " + std::to_string(t.size()) + " entries but /z has " +
-                      std::to_string(z.size()));
-    }
-    if (data.contains("N")) {
-      const auto& nn = data.at("N");
-      if (!nn.is_number_integer() || nn.get<long long>() != static_cast<long long>(z.size())) {
-        throw DataError("data error: /N is " + io::shown(nn) + " but /z has " + std::to_string(z.size()) + " entries");
-      }
-    }
+    const keys::Data d(data, "linear_acceleration");
+    t = d.numbers("t");
+    z = d.numbers("z");
+    d.same_length("t", t.size(), "z", z.size());
+    d.optional_count("N", z.size(), "z");
   }
 
   static LinearAcceleration from_config(const nlohmann::json& model, const nlohmann::json& data) {
+    const keys::Values v(model, config_keys());
     LinearAcceleration m;
-    std::tie(m.h_lo, m.h_hi) = prior_pair(model, "h", 70.0, 150.0, true);
-    std::tie(m.v_lo, m.v_hi) = prior_pair(model, "v0", 20.0, 100.0, true);
-    std::tie(m.g_mean, m.g_sd) = prior_pair(model, "g", -6.0, 2.0, false);
-    if (model.contains("priors") && model.at("priors").contains("sigma_scale")) {
-      m.sigma_scale = model.at("priors").at("sigma_scale").get<double>();
-      if (!(m.sigma_scale > 0.0)) throw ConfigError("config error: /model/priors/sigma_scale must be > 0");
-    }
-    m.sigma = model.value("sigma", 3.0);
-    if (!(m.sigma > 0.0)) throw ConfigError("config error: /model/sigma must be > 0");
-    m.estimate_sigma = model.value("estimate_sigma", false);
-    m.c_g = model.value("half_g", false) ? 0.5 : 1.0;
+    std::tie(m.h_lo, m.h_hi) = prior_pair(v, "/model/priors/h", true);
+    std::tie(m.v_lo, m.v_hi) = prior_pair(v, "/model/priors/v0", true);
+    std::tie(m.g_mean, m.g_sd) = prior_pair(v, "/model/priors/g", false);
+    m.sigma_scale = v.number("/model/priors/sigma_scale");
+    m.sigma = v.number("/model/sigma");
+    m.estimate_sigma = v.boolean("/model/estimate_sigma");
+    m.c_g = v.boolean("/model/half_g") ? 0.5 : 1.0;
 
     std::vector<double> t, z;
     read_data(data, t, z);

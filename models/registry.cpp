@@ -35,9 +35,9 @@ std::vector<std::string> model_names() {
   return names;
 }
 
-std::vector<io::KeySpec> model_keys(const std::string& name) {
+keys::Keys model_keys(const std::string& name) {
   const ModelEntry* m = find_model(name);
-  return m ? m->keys() : std::vector<io::KeySpec>{};
+  return m ? m->keys() : keys::Keys{};
 }
 
 }  // namespace hmc::models

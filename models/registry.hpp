@@ -6,7 +6,7 @@
 /// `services::run_model<Model>` instantiates the sampler's kernels for that model. Adding
 /// a model is one header in models/ and one line in registry.cpp.
 
-#include "hmc/io/schema.hpp"
+#include "hmc/keys/key.hpp"
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
@@ -41,7 +41,7 @@ struct DiagnoseOutput {
 struct ModelEntry {
   std::string name;
   std::string summary;
-  std::function<std::vector<io::KeySpec>()> keys;  ///< config keys the model adds
+  std::function<keys::Keys()> keys;  ///< config keys the model adds
   /// Builds the model from config and data and returns its sizes (unconstrained
   /// dimension, recorded parameters, scratch); throws ConfigError/DataError on bad input.
   std::function<services::ModelShape(const nlohmann::json& model, const nlohmann::json& data)> check;
@@ -59,6 +59,6 @@ const std::vector<ModelEntry>& registry();
 const ModelEntry* find_model(const std::string& name);
 std::vector<std::string> model_names();
 /// \brief Model-specific config keys, for io::validate_config.
-std::vector<io::KeySpec> model_keys(const std::string& name);
+keys::Keys model_keys(const std::string& name);
 
 }  // namespace hmc::models

@@ -19,7 +19,7 @@ struct Toy {
   static Toy from_config(const nlohmann::json&, const nlohmann::json&) { return Toy{}; }
 #endif
 #if HMC_DROP != 2
-  static std::vector<hmc::io::KeySpec> config_keys() { return {}; }
+  static hmc::keys::Keys config_keys() { return {}; }
 #endif
 #if HMC_DROP != 3
   int dim() const { return 1; }

@@ -3,8 +3,8 @@
 
 - The folders of src/hmc include each other without a cycle (core at the bottom).
 - No MPI call (an identifier starting MPI_) outside src/hmc/parallel and src/hmc/services.
-- Models (models/*.hpp) include hmc headers only from core/, model/ and io/ (their config keys
-  and errors), never sampler/, parallel/ or services/; models/registry.cpp and model_entry.hpp,
+- Models (models/*.hpp) include hmc headers only from core/, model/ and keys/ (their config keys,
+  typed values and data reader), never io/, sampler/, parallel/ or services/; models/registry.cpp and model_entry.hpp,
   which turn models into runs, may.
 
 Usage: check_layering.py SOURCE_DIR   (exit 1 and one line per violation)
@@ -74,7 +74,7 @@ for a, b in sorted(KNOWN_BACK_EDGES):
     if b not in edges.get(a, {}):
         problems.append(f"the known edge {a} -> {b} is gone: remove it from KNOWN_BACK_EDGES")
 
-allowed_for_models = {"core", "model", "io"}
+allowed_for_models = {"core", "model", "keys"}
 models = os.path.join(root, "models")
 for path in sources(models):
     name = os.path.basename(path)

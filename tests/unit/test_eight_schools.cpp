@@ -127,15 +127,15 @@ void expect_data_error(const json& data, const std::string& fragment) {
 
 TEST(EightSchools, RejectsBadData) {
   expect_data_error(nullptr, "/model/data");
-  expect_data_error({{"sigma", kSigma}}, "\"y\"");
-  expect_data_error({{"y", kY}}, "\"sigma\"");
+  expect_data_error({{"sigma", kSigma}}, "needs /y");
+  expect_data_error({{"y", kY}}, "needs /sigma");
   expect_data_error({{"y", json::array()}, {"sigma", json::array()}}, "/y must be a non-empty array");
   expect_data_error({{"y", 3}, {"sigma", kSigma}}, "/y must be a non-empty array");
-  expect_data_error({{"y", {1, "two", 3}}, {"sigma", {1, 1, 1}}}, "/y/1 must be a number");
+  expect_data_error({{"y", {1, "two", 3}}, {"sigma", {1, 1, 1}}}, "/y/1 must be a finite number");
   expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 1}}}, "/y has 3 entries but /sigma has 2");
   expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 0, 1}}}, "/sigma/1 must be > 0");
   expect_data_error({{"y", {1, 2, 3}}, {"sigma", {1, 1, -2}}}, "/sigma/2 must be > 0");
-  expect_data_error({{"J", 4}, {"y", {1, 2, 3}}, {"sigma", {1, 1, 1}}}, "/J must equal");
+  expect_data_error({{"J", 4}, {"y", {1, 2, 3}}, {"sigma", {1, 1, 1}}}, "/J is 4 but /y has 3 entries");
 }
 
 }  // namespace

@@ -166,12 +166,12 @@ TEST(LinearAcceleration, RejectsBadConfig) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     }
   };
-  expect_config_error(with_prior("h", {70}), "/model/priors/h must be [lo, hi]");
-  expect_config_error(with_prior("h", {70, 100, 150}), "/model/priors/h must be [lo, hi]");
+  expect_config_error(with_prior("h", {70}), "/model/priors/h must have 2 elements");
+  expect_config_error(with_prior("h", {70, 100, 150}), "/model/priors/h must have 2 elements");
   expect_config_error(with_prior("v0", {100, 20}), "/model/priors/v0 must have lo < hi");
   expect_config_error(with_prior("v0", {20, 20}), "/model/priors/v0 must have lo < hi");
   expect_config_error(with_prior("g", {-6, 0}), "/model/priors/g must have sd > 0");
-  expect_config_error(with_prior("g", {-6}), "/model/priors/g must be [mean, sd]");
+  expect_config_error(with_prior("g", {-6}), "/model/priors/g must have 2 elements");
   expect_config_error(with_prior("sigma_scale", 0), "/model/priors/sigma_scale must be > 0");
   expect_config_error({{"sigma", -1.0}}, "/model/sigma must be > 0");
 }
@@ -188,7 +188,7 @@ TEST(LinearAcceleration, RejectsBadData) {
   expect_data_error(nullptr, "needs data");
   expect_data_error({{"t", {1, 2}}}, "needs /z");
   expect_data_error({{"t", json::array()}, {"z", json::array()}}, "/t must be a non-empty array");
-  expect_data_error({{"t", {1, 2}}, {"z", {1, "x"}}}, "/z/1 must be a number");
+  expect_data_error({{"t", {1, 2}}, {"z", {1, "x"}}}, "/z/1 must be a finite number");
   expect_data_error({{"t", {1, 2, 3}}, {"z", {1, 2}}}, "/t has 3 entries but /z has 2");
   expect_data_error({{"t", {1, 2}}, {"z", {1, 2}}, {"N", 3}}, "/N is 3 but /z has 2 entries");
   // Extra keys, like the sigmaObs of the standard data, are ignored.

@@ -2,6 +2,7 @@
 
 #include "hmc/io/errors.hpp"
 #include "hmc/io/json_text.hpp"
+#include "hmc/keys/key.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,7 @@ namespace hmc::io {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using keys::check_value;
 
 namespace {
 
@@ -41,101 +43,6 @@ std::string escape_segment(const std::string& key) {
       out += c;
   }
   return out;
-}
-
-std::string format_bound(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
-bool is_integral(const json& v) {
-  if (v.is_number_integer()) return true;
-  if (!v.is_number_float()) return false;
-  // Beyond 2^53 a double no longer holds every integer: demand an integer literal.
-  const double d = v.get<double>();
-  return std::isfinite(d) && std::floor(d) == d && std::abs(d) < 9007199254740992.0;
-}
-
-bool number_array(const json& v) {
-  return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); });
-}
-
-bool type_matches(const KeySpec& spec, const json& v) {
-  switch (spec.type) {
-    case KeyType::kSection:
-      return v.is_object();
-    case KeyType::kInteger:
-      return is_integral(v);
-    case KeyType::kNumber:
-      return v.is_number();
-    case KeyType::kString:
-      return v.is_string();
-    case KeyType::kBoolean:
-      return v.is_boolean();
-    case KeyType::kNumberArray:
-      return number_array(v);
-    case KeyType::kNumberMatrix:
-      return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& r) {
-               return number_array(r) && r.size() == v.front().size();
-             });
-    case KeyType::kData:
-      return v.is_string() || v.is_object();
-  }
-  return false;
-}
-
-void check_range(const KeySpec& spec, const json& v) {
-  if (v.is_array()) {
-    for (const auto& x : v) check_range(spec, x);
-    return;
-  }
-  if (!v.is_number()) return;
-  if (v.is_number_unsigned() && !spec.max && !spec.min) return;
-  const double x = v.get<double>();
-  if (spec.min) {
-    if (spec.min_exclusive ? !(x > *spec.min) : !(x >= *spec.min)) {
-      config_error(spec.pointer + " must be " + (spec.min_exclusive ? "> " : ">= ") + format_bound(*spec.min) +
-                   " (got " + shown(v) + ")");
-    }
-  }
-  if (spec.max && x > *spec.max) {
-    config_error(spec.pointer + " must be <= " + format_bound(*spec.max) + " (got " + shown(v) + ")");
-  }
-}
-
-/// A number so close to 0 that it has lost precision (a subnormal double): no setting
-/// means that, and products with it underflow.
-bool subnormal(const json& v) {
-  if (!v.is_number_float()) return false;
-  const double x = v.get<double>();
-  return x != 0.0 && std::fabs(x) < std::numeric_limits<double>::min();
-}
-
-void check_value(const KeySpec& spec, const json& v) {
-  if (!type_matches(spec, v)) {
-    config_error(spec.pointer + " must be " + type_name(spec.type) + " (got " + shown(v) + ")");
-  }
-  if (v.is_string() && v.get_ref<const std::string&>().find('\0') != std::string::npos) {
-    config_error(spec.pointer + " must not contain a NUL character (got " + shown(v) + ")");
-  }
-  if (subnormal(v) || (v.is_array() && std::any_of(v.begin(), v.end(), [](const json& x) {
-                         return subnormal(x) || (x.is_array() && std::any_of(x.begin(), x.end(), subnormal));
-                       }))) {
-    config_error(spec.pointer + " holds a number below 2.2e-308 in magnitude (a subnormal double; got " + shown(v) +
-                 ")");
-  }
-  if (spec.type == KeyType::kNumberArray || spec.type == KeyType::kNumberMatrix) {
-    for (const auto& x : v) check_range(spec, x);
-  } else {
-    check_range(spec, v);
-  }
-  if (!spec.choices.empty() &&
-      std::find(spec.choices.begin(), spec.choices.end(), v.get<std::string>()) == spec.choices.end()) {
-    std::string list;
-    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
-    config_error(spec.pointer + " must be one of " + list + " (got " + shown(v) + ")");
-  }
 }
 
 std::string suggestion(const std::string& pointer, const std::vector<KeySpec>& keys) {
@@ -279,7 +186,7 @@ void validate_config(json& config, const std::vector<std::string>& model_names, 
     const json::json_pointer parent = ptr.parent_pointer();
     if (config.contains(ptr)) continue;
     if (!config.contains(parent) && !parent.empty()) continue;
-    if (k.required) config_error("missing required key " + k.pointer);
+    if (k.is_required) config_error("missing required key " + k.pointer);
     if (!k.default_value.is_null()) config[ptr] = k.default_value;
   }
 

@@ -11,6 +11,8 @@
 /// are not UTF-8 by U+FFFD instead of failing, and internal transport (between ranks) is
 /// CBOR, which keeps them.
 
+#include "hmc/core/text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -46,16 +48,10 @@ int json_depth(const std::string& text, int limit, std::size_t* where = nullptr)
 /// Pipes and character devices are read up to the limit too.
 std::string read_input_file(const std::string& path, std::int64_t max_bytes);
 
-/// \brief JSON text of `v` (indent as nlohmann's dump); bytes that are not UTF-8 become U+FFFD.
-std::string dump_text(const nlohmann::json& v, int indent = -1);
-
-/// \brief A short echo of a user value for messages: at most `max_chars` characters of its
-/// JSON text, "..." marking a cut; never expensive (large arrays/objects are summarised).
-std::string shown(const nlohmann::json& v, std::size_t max_chars = 40);
-
-/// \brief `s` with bytes that are not UTF-8 replaced by U+FFFD, control characters by
-/// spaces: safe for a one-line message.
-std::string printable(const std::string& s, std::size_t max_chars = 200);
+// dump_text(), shown() and printable() are core/text.hpp's (models and keys/ use them too).
+using hmc::dump_text;
+using hmc::printable;
+using hmc::shown;
 
 /// \brief Byte-exact transport of a JSON value (CBOR), e.g. to other ranks.
 std::string to_transport(const nlohmann::json& v);

@@ -1,43 +1,22 @@
 #pragma once
 /// \file
-/// \brief The config schema: every key's type, default, range and meaning.
-///
-/// Keys are JSON pointers ("/sampler/particles"). The generic keys live here; each
-/// model adds its own (see models/registry.cpp). docs/config.md documents the same
-/// keys, and a test checks that none is missing there.
+/// \brief The config schema: the generic keys, which every config may have whatever its
+/// model. Each model adds its own (`config_keys()`, see models/registry.cpp). Keys are
+/// built with keys/key.hpp; docs/config.md holds their table rows as `hmc --list-keys`
+/// prints them, and a test checks that it does.
+
+#include "hmc/keys/key.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace hmc::io {
 
-enum class KeyType {
-  kSection,  ///< object whose children are keys of the schema
-  kInteger,
-  kNumber,
-  kString,
-  kBoolean,
-  kNumberArray,   ///< array of numbers
-  kNumberMatrix,  ///< array of equally long arrays of numbers
-  kData,          ///< a path (string) or an inline object
-};
-
-const char* type_name(KeyType t);
-
-struct KeySpec {
-  std::string pointer;  ///< e.g. "/sampler/particles"
-  KeyType type;
-  nlohmann::json default_value = nullptr;  ///< null: no default
-  std::optional<double> min{};             ///< inclusive unless min_exclusive
-  std::optional<double> max{};
-  bool min_exclusive = false;
-  std::vector<std::string> choices{};  ///< allowed strings, if any
-  bool required = false;
-  std::string doc{};
-};
+using keys::KeySpec;
+using keys::KeyType;
+using keys::type_name;
 
 /// \brief The keys every config may have, whatever its model.
 std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names);

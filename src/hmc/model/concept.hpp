@@ -7,7 +7,7 @@
 ///
 /// Required, host:
 ///   static Model from_config(const nlohmann::json& model, const nlohmann::json& data);
-///   static std::vector<io::KeySpec> config_keys();     // its /model/... keys
+///   static keys::Keys config_keys();                   // its /model/... keys (keys/key.hpp)
 ///   int dim() const;                                   // unconstrained dimension
 ///   int num_params() const;                            // constrained outputs per draw
 ///   std::vector<std::string> parameter_names() const;  // num_params() names, e.g. "p[1]"
@@ -327,7 +327,7 @@ constexpr bool check_registrable_model() {
                 "hmc model: missing `static Model from_config(const nlohmann::json& model, const nlohmann::json& "
                 "data)`");
   static_assert(detail::has_config_keys<M>::value,
-                "hmc model: missing `static std::vector<io::KeySpec> config_keys()`");
+                "hmc model: missing `static keys::Keys config_keys()`");
   return check_model<M>() && is_registrable_model<M>();
 }
 
