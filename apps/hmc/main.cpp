@@ -45,6 +45,7 @@ struct Options {
   std::vector<std::string> sets;
   bool validate = false;
   bool list_models = false;
+  bool list_keys = false;
   bool version = false;
   bool overwrite = false;
 };
@@ -59,6 +60,9 @@ void setup_cli(CLI::App& app, Options& opt) {
                  "else as a string)");
   app.add_flag("--validate", opt.validate, "check config and data, print the resolved config, exit");
   app.add_flag("--list-models", opt.list_models, "list the models this build ships, exit");
+  app.add_flag("--list-keys", opt.list_keys,
+               "print every config key as the table rows of docs/config.md (generic keys) and docs/models.md (each "
+               "model's keys), exit");
   app.add_flag("-V,--version", opt.version, "print versions of hmc, Kokkos and MPI, exit");
   app.add_flag("--overwrite", opt.overwrite,
                "replace existing results in /output/dir (and discard a stopped run waiting there)");
@@ -493,6 +497,25 @@ int run_app(const hmc::parallel::MpiContext& mpi, int argc, char** argv, const s
   if (opt.list_models) {
     if (mpi.root()) {
       for (const auto& m : hmc::models::registry()) std::cout << m.name << "\t" << m.summary << "\n";
+    }
+    return hmc::kExitOk;
+  }
+  if (opt.list_keys) {
+    if (mpi.root()) {
+      std::cout << "generic keys (docs/config.md)\n" << hmc::keys::markdown_header() << "\n";
+      for (const auto& k : hmc::io::generic_keys(hmc::models::model_names())) {
+        std::cout << hmc::keys::markdown_row(k) << "\n";
+      }
+      for (const auto& m : hmc::models::registry()) {
+        std::cout << "\nkeys of " << m.name << " (docs/models.md#" << m.name << ")\n";
+        const auto keys = m.keys();
+        if (keys.empty()) {
+          std::cout << "(none)\n";
+          continue;
+        }
+        std::cout << hmc::keys::markdown_header() << "\n";
+        for (const auto& k : keys) std::cout << hmc::keys::markdown_row(k) << "\n";
+      }
     }
     return hmc::kExitOk;
   }

@@ -2,13 +2,17 @@
 // --set values are typed; docs/config.md documents every key.
 #include "hmc/io/config.hpp"
 #include "hmc/io/errors.hpp"
+#include "hmc/keys/key.hpp"
 #include "registry.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -158,44 +162,86 @@ TEST(Config, EditDistance) {
   EXPECT_EQ(hmc::io::edit_distance("", "abc"), 3u);
 }
 
-TEST(Config, EveryKeyIsDocumented) {
-  std::ifstream in(std::string(HMC_SOURCE_DIR) + "/docs/config.md");
-  ASSERT_TRUE(in) << "docs/config.md missing";
+std::string read_doc(const std::string& name) {
+  std::ifstream in(std::string(HMC_SOURCE_DIR) + "/" + name);
+  EXPECT_TRUE(in) << name << " missing";
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string doc = ss.str();
-  for (const auto& name : hmc::models::model_names()) {
-    for (const auto& k : hmc::io::all_keys(hmc::models::model_names(), hmc::models::model_keys, name)) {
-      EXPECT_NE(doc.find("`" + k.pointer + "`"), std::string::npos) << k.pointer << " is not in docs/config.md";
-    }
-  }
+  return ss.str();
 }
 
-// The default column of each key's row ("| `/ptr` | type | `default` | ...") is the schema's.
-TEST(Config, DocumentedDefaultsAreTheSchemas) {
-  std::ifstream in(std::string(HMC_SOURCE_DIR) + "/docs/config.md");
-  ASSERT_TRUE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  int compared = 0;
-  for (const auto& k : hmc::io::generic_keys(hmc::models::model_names())) {
-    if (k.type == hmc::io::KeyType::kSection || k.default_value.is_null()) continue;
-    const std::string head = "| `" + k.pointer + "` |";
-    const auto row = doc.find(head);
-    if (row == std::string::npos) continue;  // EveryKeyIsDocumented reports it
-    const auto type_end = doc.find('|', row + head.size());
-    const auto default_end = doc.find('|', type_end + 1);
-    std::string cell = doc.substr(type_end + 1, default_end - type_end - 1);
-    const auto first = cell.find('`'), last = cell.rfind('`');
-    if (first == std::string::npos || last == first) continue;  // described in words
-    cell = cell.substr(first + 1, last - first - 1);
-    const auto parsed = nlohmann::json::parse(cell, nullptr, false);
-    ASSERT_FALSE(parsed.is_discarded()) << k.pointer << ": default cell " << cell;
-    EXPECT_EQ(parsed, k.default_value) << k.pointer << ": docs/config.md says " << cell;
-    ++compared;
+/// The key rows ("| `/..." lines) of `text`, in order.
+std::vector<std::string> key_rows(const std::string& text) {
+  std::vector<std::string> rows;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("| `/", 0) == 0) rows.push_back(line);
+  return rows;
+}
+
+/// The "## NAME" sections of docs/models.md, by name.
+std::map<std::string, std::string> doc_sections(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::size_t at = text.find("\n## ");
+  while (at != std::string::npos) {
+    const std::size_t name_end = text.find('\n', at + 4);
+    const std::size_t next = text.find("\n## ", name_end);
+    out[text.substr(at + 4, name_end - at - 4)] = text.substr(name_end, next == std::string::npos ? next : next - name_end);
+    at = next;
   }
-  EXPECT_GT(compared, 20);
+  return out;
+}
+
+std::vector<std::string> rows_of(const std::vector<hmc::keys::KeySpec>& keys) {
+  std::vector<std::string> rows;
+  for (const auto& k : keys) rows.push_back(hmc::keys::markdown_row(k));
+  return rows;
+}
+
+// docs/config.md's key rows are the generic keys' rows as the key builder writes them
+// (`hmc --list-keys`), all of them and no others, in the schema's order.
+TEST(Docs, ConfigTablesAreTheGenericKeys) {
+  const auto generic = hmc::io::generic_keys(hmc::models::model_names());
+  EXPECT_EQ(key_rows(read_doc("docs/config.md")), rows_of(generic))
+      << "docs/config.md: paste the generic rows of `hmc --list-keys`";
+}
+
+// docs/models.md has one section per model of the registry (and "Adding a model"), and
+// each section's key rows are that model's keys.
+TEST(Docs, ModelSectionsAreTheRegistry) {
+  const std::string doc = read_doc("docs/models.md");
+  auto sections = doc_sections(doc);
+  for (const auto& m : hmc::models::registry()) {
+    ASSERT_TRUE(sections.count(m.name)) << "docs/models.md has no section \"## " << m.name << "\"";
+    EXPECT_EQ(key_rows(sections[m.name]), rows_of(m.keys()))
+        << "docs/models.md#" << m.name << ": paste the rows of `hmc --list-keys` for " << m.name;
+    EXPECT_NE(doc.find("| `" + m.name + "` |"), std::string::npos)
+        << "docs/models.md: the table at the top has no row for " << m.name;
+    sections.erase(m.name);
+  }
+  sections.erase("Adding a model");
+  for (const auto& [name, text] : sections) ADD_FAILURE() << "docs/models.md: section \"## " << name << "\" is no model";
+  // The table at the top: one row per model, no more.
+  std::size_t rows = 0;
+  std::stringstream in(doc.substr(0, doc.find("\n## ")));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("| `", 0) == 0) ++rows;
+  EXPECT_EQ(rows, hmc::models::registry().size()) << "docs/models.md: the table at the top";
+}
+
+// The `hmc --list-models` lines shown in docs/cli.md are lines it prints.
+TEST(Docs, ListModelsExampleIsReal) {
+  const std::string doc = read_doc("docs/cli.md");
+  const auto at = doc.find("$ hmc --list-models\n");
+  ASSERT_NE(at, std::string::npos);
+  std::stringstream in(doc.substr(at + 20, doc.find("\n$ ", at + 20) - at - 20));
+  int shown = 0;
+  for (std::string line; std::getline(in, line); ++shown) {
+    bool found = false;
+    for (const auto& m : hmc::models::registry()) found = found || line == m.name + "\t" + m.summary;
+    EXPECT_TRUE(found) << "docs/cli.md shows a --list-models line hmc does not print: " << line;
+  }
+  EXPECT_GT(shown, 0);
 }
 
 }  // namespace

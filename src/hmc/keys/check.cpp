@@ -39,6 +39,7 @@ std::string doc_number(double x) {
 
 /// "integer", "array of numbers": the type as the docs' tables name it.
 std::string doc_type(KeyType t) {
+  if (t == KeyType::kData) return "file path or object";
   const std::string s = type_name(t);
   return s.substr(s.find(' ') + 1);
 }
