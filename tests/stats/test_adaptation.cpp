@@ -39,8 +39,8 @@ hmc::sampler::Settings adaptive(const std::string& metric, const std::string& tr
   s.step_size = 0.01;  // far too small for most directions: adaptation must fix it
   s.leapfrog_steps = 10;
   s.seed = seed;
-  s.adapt.metric = metric;
-  s.adapt.trajectory = trajectory;
+  s.adapt.metric = hmc::parse_mode<hmc::MetricKind>(metric);
+  s.adapt.trajectory = hmc::parse_mode<hmc::TrajectoryKind>(trajectory);
   return s;
 }
 
@@ -53,7 +53,7 @@ TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
   const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
-  ASSERT_EQ(draws.adapted.metric, "diag");
+  ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDiag);
   ASSERT_EQ(draws.adapted.inv_metric.size(), k.size());
   for (std::size_t i = 0; i < k.size(); ++i) {
     EXPECT_NEAR(draws.adapted.inv_metric[i] * k[i], 1.0, 0.2) << "metric entry " << i;
@@ -93,7 +93,7 @@ TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
   const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
-  ASSERT_EQ(draws.adapted.metric, "dense");
+  ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDense);
   ASSERT_EQ(draws.adapted.inv_metric.size(), static_cast<std::size_t>(d * d));
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j) {
@@ -123,7 +123,7 @@ TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
   s.particles = 64;
   const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
   EXPECT_EQ(draws.adapted.step_size, 0.07);
-  EXPECT_EQ(draws.adapted.metric, "unit");
+  EXPECT_EQ(draws.adapted.metric, hmc::MetricKind::kUnit);
   for (double v : draws.adapted.inv_metric) EXPECT_EQ(v, 1.0);
 }
 

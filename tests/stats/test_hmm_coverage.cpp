@@ -64,7 +64,7 @@ TEST(HmmCoverage, GaussianTwoStates90PercentIntervalsCoverTruth) {
   const std::vector<double> guess = {0.5, 0.5, 0.5, 0.5, q25, q75, 0.5 * std::sqrt(var)};
 
   hmc::sampler::Settings s;
-  s.init_strategy = "values";
+  s.init_strategy = hmc::InitStrategy::kValues;
   s.init_values = m.unconstrain(guess);
   s.init_radius = 0.2;
   s.particles = 64;

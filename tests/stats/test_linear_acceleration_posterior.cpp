@@ -141,7 +141,7 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   // diffuse default start, fixed tiny steps take thousands of iterations to bring
   // particles in from the corners of the (h, v0) box, and this test is about the
   // stationary distribution.
-  s.init_strategy = "values";
+  s.init_strategy = hmc::InitStrategy::kValues;
   s.init_values = {hmc::transform::interval_inverse(exact.mean[0], model.h_lo, model.h_hi),
                    hmc::transform::interval_inverse(exact.mean[1], model.v_lo, model.v_hi), exact.mean[2]};
   s.init_radius = 0.01;

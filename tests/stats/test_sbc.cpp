@@ -107,13 +107,13 @@ TEST(Sbc, LinearAccelerationRanksAreUniform) {
     const auto model = hmc::models::LinearAcceleration::from_config({{"name", "linear_acceleration"}, {"sigma", 3.0}},
                                                                     {{"t", t}, {"z", z}});
     auto s = sbc_settings(5000 + r);
-    s.adapt.metric = "dense";  // h, v0 and g are strongly correlated
+    s.adapt.metric = hmc::MetricKind::kDense;  // h, v0 and g are strongly correlated
     s.warmup = 200;
     // Start near the least-squares fit of the simulated data (as configs/linear_acceleration.json
     // does): from far away the first trajectories can strand particles in the flat tails of the
     // uniform priors' logit maps. The start depends on the data only, never on the truth.
     const auto fit = least_squares(t, z);
-    s.init_strategy = "values";
+    s.init_strategy = hmc::InitStrategy::kValues;
     s.init_radius = 0.05;
     s.init_values = {hmc::transform::interval_inverse(clamp(fit[0], 70.0, 150.0), 70.0, 150.0),
                      hmc::transform::interval_inverse(clamp(fit[1], 20.0, 100.0), 20.0, 100.0), fit[2]};

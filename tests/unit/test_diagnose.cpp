@@ -177,7 +177,7 @@ TEST(GradientCheck, PointsAreTheSamplersInitialPositions) {
   s.init_radius = 1.5;
   for (const bool centred : {false, true}) {
     if (centred) {
-      s.init_strategy = "values";
+      s.init_strategy = hmc::InitStrategy::kValues;
       s.init_values = {0.5, -1.0, 2.0};
     }
     hmc::sampler::EnsembleSampler<TinyModel> sampler(TinyModel{}, s, 0, s.particles);

@@ -20,7 +20,7 @@ template <class Model>
 std::vector<double> initial_column(const Model& m, int j, std::uint64_t seed) {
   hmc::sampler::Settings s;
   s.particles = kParticles;
-  s.init_strategy = "prior";
+  s.init_strategy = hmc::InitStrategy::kPrior;
   s.seed = seed;
   hmc::sampler::EnsembleSampler<Model> sampler(m, s, 0, kParticles);
   EXPECT_EQ(sampler.initialise(), 0);

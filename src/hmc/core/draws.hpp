@@ -8,6 +8,8 @@
 
 #include "hmc/core/types.hpp"
 
+#include "hmc/core/modes.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,9 +19,9 @@ namespace hmc {
 /// \brief What warmup settled on (identical on every rank).
 struct Adapted {
   double step_size = 0.0;
-  std::string metric = "unit";       ///< unit | diag | dense
+  MetricKind metric = MetricKind::kUnit;
   std::vector<double> inv_metric;    ///< diag: d values; dense: d×d row-major
-  std::string trajectory = "fixed";  ///< fixed | chees
+  TrajectoryKind trajectory = TrajectoryKind::kFixed;
   double trajectory_length = 0.0;    ///< ChEES: adapted length (steps are jittered up to it)
   int leapfrog_steps = 0;            ///< fixed steps
 };

@@ -242,14 +242,14 @@ sampler::Settings settings_from_config(const json& c) {
   s.step_size = sm["step_size"].get<double>();
   s.leapfrog_steps = sm["leapfrog_steps"].get<int>();
   s.temperature = sm["temperature"].get<double>();
-  s.init_strategy = sm["init"]["strategy"].get<std::string>();
+  s.init_strategy = parse_mode<InitStrategy>(sm["init"]["strategy"].get<std::string>());
   s.init_radius = sm["init"]["radius"].get<double>();
   if (sm["init"].contains("values")) s.init_values = sm["init"]["values"].get<std::vector<double>>();
   const auto& ad = sm["adapt"];
   s.adapt.enabled = ad["enabled"].get<bool>();
   s.adapt.target_accept = ad["target_accept"].get<double>();
-  s.adapt.metric = ad["metric"].get<std::string>();
-  s.adapt.trajectory = ad["trajectory"].get<std::string>();
+  s.adapt.metric = parse_mode<MetricKind>(ad["metric"].get<std::string>());
+  s.adapt.trajectory = parse_mode<TrajectoryKind>(ad["trajectory"].get<std::string>());
   s.adapt.max_leapfrog = ad["max_leapfrog"].get<int>();
   s.adapt.init_buffer = ad["init_buffer"].get<int>();
   s.adapt.term_buffer = ad["term_buffer"].get<int>();

@@ -377,16 +377,16 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
 
 json adaptation_json(const hmc::Adapted& a) {
   json metric = a.inv_metric;
-  if (a.metric == "dense") {
+  if (a.metric == MetricKind::kDense) {
     const auto d = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(a.inv_metric.size()))));
     metric = json::array();
     for (std::size_t i = 0; i < d; ++i)
       metric.push_back(std::vector<double>(a.inv_metric.begin() + i * d, a.inv_metric.begin() + (i + 1) * d));
   }
   return {{"step_size", a.step_size},
-          {"metric", a.metric},
+          {"metric", mode_name(a.metric)},
           {"inv_metric", metric},
-          {"trajectory", a.trajectory},
+          {"trajectory", mode_name(a.trajectory)},
           {"trajectory_length", a.trajectory_length},
           {"leapfrog_steps", a.leapfrog_steps}};
 }
@@ -399,8 +399,8 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
                 "\n%lld particles on %d rank(s), %d warmup + %d draws (thin %d); step size %.4g, %s metric, %s\n"
                 "acceptance rate %.3f, %lld divergent transitions after warmup\n",
                 static_cast<long long>(st.particles), st.ranks, st.warmup, st.draws, st.thin, adapted.step_size,
-                adapted.metric.c_str(),
-                adapted.trajectory == "chees" ? ("ChEES path length " + std::to_string(adapted.trajectory_length) +
+                mode_name(adapted.metric),
+                adapted.trajectory == TrajectoryKind::kChees ? ("ChEES path length " + std::to_string(adapted.trajectory_length) +
                                                  " (mean " + std::to_string(st.mean_leapfrog_steps) + " steps)")
                                                     .c_str()
                                               : (std::to_string(adapted.leapfrog_steps) + " leapfrog steps").c_str(),

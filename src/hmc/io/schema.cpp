@@ -1,5 +1,7 @@
 #include "hmc/io/schema.hpp"
 
+#include "hmc/core/modes.hpp"
+
 namespace hmc::io {
 
 std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
@@ -36,7 +38,7 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
       .doc("T: the positions follow p(q)^(1/T) (see [algorithm.md](algorithm.md#temperature))"));
   add(keys::section("/sampler/init").default_(json::object())
       .doc("initial positions"));
-  add(keys::string("/sampler/init/strategy").one_of({"uniform", "values", "prior"}).default_("uniform")
+  add(keys::string("/sampler/init/strategy").one_of(mode_names<InitStrategy>()).default_("uniform")
       .doc("`uniform`: each coordinate uniform in (-radius, radius) on the unconstrained scale. `values`: uniform in (-radius, radius) around `/sampler/init/values`. `prior`: an independent draw from the model's prior per particle (`coin_toss`, `linear_acceleration`, `eight_schools`; a config error for other models)"));
   add(keys::number("/sampler/init/radius").positive().default_(2.0)
       .doc("half-width r of the uniform initialisation"));
@@ -49,9 +51,9 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
       .doc("adapt step size, metric and path length during warmup. `false` (or `/sampler/warmup` 0): every transition uses `/sampler/step_size`, the unit metric and `/sampler/leapfrog_steps` (with `chees`: jittered steps around the path length step_size × leapfrog_steps)"));
   add(keys::number("/sampler/adapt/target_accept").positive().at_most(1.0).default_(0.8)
       .doc("the ensemble-mean Metropolis acceptance probability that dual averaging aims for (Stan's `adapt_delta`). Higher values give a smaller step size and fewer divergences"));
-  add(keys::string("/sampler/adapt/metric").one_of({"unit", "diag", "dense"}).default_("diag")
+  add(keys::string("/sampler/adapt/metric").one_of(mode_names<MetricKind>()).default_("diag")
       .doc("the metric Σ (inverse mass matrix). `unit`: the identity, not adapted. `diag`: the variances of the draws of all particles in a window. `dense`: the covariance of the particles' positions at the end of a window; only for models with at most 100 unconstrained coordinates (a config error otherwise), and it needs particles well above that number. With warmup < 20 there is no window and the metric stays the identity"));
-  add(keys::string("/sampler/adapt/trajectory").one_of({"fixed", "chees"}).default_("chees")
+  add(keys::string("/sampler/adapt/trajectory").one_of(mode_names<TrajectoryKind>()).default_("chees")
       .doc("`fixed`: `/sampler/leapfrog_steps` steps per transition. `chees`: the path length is adapted by ChEES (Hoffman, Radul & Sountsov 2021), and each transition, during warmup and after, takes ceil(u · length / ε) steps, u uniform in (0, 1]"));
   add(keys::integer("/sampler/adapt/max_leapfrog").in_range(1, 1e6).default_(1000)
       .doc("`chees`: most steps of one trajectory; during warmup the length is also kept within [ε, ε · max_leapfrog]. Not used with `fixed`"));

@@ -7,6 +7,8 @@
 /// particles in a decomposition-independent way (core/ensemble_sum.hpp), so the
 /// adapted values are the same on any number of ranks and threads.
 
+#include "hmc/core/modes.hpp"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -16,8 +18,8 @@ namespace hmc::sampler {
 struct AdaptSettings {
   bool enabled = true;
   double target_accept = 0.8;
-  std::string metric = "diag";                               ///< unit | diag | dense
-  std::string trajectory = "chees";                          ///< fixed | chees
+  MetricKind metric = MetricKind::kDiag;
+  TrajectoryKind trajectory = TrajectoryKind::kChees;
   double gamma = 0.05, t0 = 10.0, kappa = 0.75;              ///< dual averaging (Stan's defaults)
   int init_buffer = 75, term_buffer = 50, base_window = 25;  ///< metric windows (Stan's defaults)
   int max_leapfrog = 1000;                                   ///< cap on ChEES steps per trajectory

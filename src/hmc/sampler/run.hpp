@@ -67,7 +67,7 @@ struct LoopState {
   ChEES::State chees;
   double log_length_sum = 0.0;
   int log_length_count = 0;
-  std::string metric_kind = "unit";
+  MetricKind metric_kind = MetricKind::kUnit;
   std::vector<double> inv_metric;
   int window_iterations = 0;
 };
@@ -97,8 +97,8 @@ class EnsembleSampler {
         state_(n_, dim_, model::scratch_size(model)),
         sums_(std::move(allreduce)),
         adapt_(s.adapt.enabled && s.warmup > 0),
-        chees_(s.adapt.enabled && s.adapt.trajectory == "chees"),
-        dense_(s.adapt.metric == "dense"),
+        chees_(s.adapt.enabled && s.adapt.trajectory == TrajectoryKind::kChees),
+        dense_(s.adapt.metric == MetricKind::kDense),
         capacity_(std::max(1, s.block_draws > 0 ? s.block_draws : std::max(s.kept(), s.kept_warmup()))),
         rec_{ParticleView("hmc::accept_prob", n_),
              ParticleView("hmc::accept_sum", n_),
@@ -114,7 +114,7 @@ class EnsembleSampler {
         dual_(s.adapt.target_accept, s.adapt.gamma, s.adapt.t0, s.adapt.kappa),
         chees_adapter_(s.step_size * s.leapfrog_steps, s.adapt.chees_learning_rate),
         windows_(s.warmup, s.adapt),
-        adapt_metric_(adapt_ && s.adapt.metric != "unit" && windows_.first() > 0),
+        adapt_metric_(adapt_ && s.adapt.metric != MetricKind::kUnit && windows_.first() > 0),
         window_sums_("hmc::window_sums", adapt_metric_ && !dense_ ? n_ : 0, 2 * dim_),
         centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0),
         step_{model_,   state_, rec_,   unit_metric(dim_), dim_, s.step_size, s.leapfrog_steps, chees_,
@@ -146,7 +146,7 @@ class EnsembleSampler {
     int failed = 0;
     Kokkos::parallel_reduce("hmc::init", Policy(0, n_),
                             InitParticles<Model>{model_, state_, dim_, s_.init_radius, centre,
-                                                 s_.init_strategy == "prior", s_.init_attempts, s_.seed, first_},
+                                                 s_.init_strategy == InitStrategy::kPrior, s_.init_attempts, s_.seed, first_},
                             failed);
     return failed;
   }
@@ -280,7 +280,7 @@ class EnsembleSampler {
     return Adapted{loop_.step_size,
                    loop_.metric_kind,
                    loop_.inv_metric,
-                   chees_ ? "chees" : "fixed",
+                   chees_ ? TrajectoryKind::kChees : TrajectoryKind::kFixed,
                    chees_ ? loop_.length : loop_.step_size * s_.leapfrog_steps,
                    s_.leapfrog_steps};
   }
@@ -340,9 +340,9 @@ class EnsembleSampler {
     loop_ = loop;
     dual_.restore(loop.dual);
     chees_adapter_.restore(loop.chees);
-    if (loop_.metric_kind == "dense") {
+    if (loop_.metric_kind == MetricKind::kDense) {
       step_.metric = dense_metric(loop_.inv_metric, dim_);
-    } else if (loop_.metric_kind == "diag") {
+    } else if (loop_.metric_kind == MetricKind::kDiag) {
       step_.metric = diagonal_metric(loop_.inv_metric);
     } else {
       step_.metric = unit_metric(dim_);

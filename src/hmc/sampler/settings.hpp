@@ -2,6 +2,7 @@
 /// \file
 /// \brief Plain settings of one sampling run (filled from the config by the app).
 
+#include "hmc/core/modes.hpp"
 #include "hmc/sampler/adaptation.hpp"
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct Settings {
   double step_size = 0.1;         ///< initial (adapted) or fixed step size
   int leapfrog_steps = 10;        ///< fixed steps, or initial length / step size for ChEES
   double temperature = 1.0;
-  std::string init_strategy = "uniform";  ///< uniform | values
+  InitStrategy init_strategy = InitStrategy::kUniform;
   double init_radius = 2.0;
   std::vector<double> init_values;  ///< unconstrained centre for "values"
   int init_attempts = 100;          ///< re-draws of a particle with no finite log density

@@ -13,12 +13,13 @@ using nlohmann::json;
 
 void check_against_model(const json& c, const ModelShape& shape, const std::string& model, bool samples_prior) {
   const std::int64_t dim = shape.dim;
-  if (c["sampler"]["init"]["strategy"] == "prior" && !samples_prior) {
+  const auto strategy = parse_mode<InitStrategy>(c["sampler"]["init"]["strategy"].get<std::string>());
+  if (strategy == InitStrategy::kPrior && !samples_prior) {
     throw ConfigError("config error: /sampler/init/strategy \"prior\": model " + model +
                       " cannot draw from its prior (use \"uniform\" or \"values\")");
   }
   const auto& init = c["sampler"]["init"];
-  const bool values = init["strategy"] == "values";
+  const bool values = strategy == InitStrategy::kValues;
   if (values != init.contains("values")) {
     throw ConfigError(values ? "config error: /sampler/init/strategy \"values\" needs /sampler/init/values"
                              : "config error: /sampler/init/values needs /sampler/init/strategy \"values\"");
@@ -49,7 +50,8 @@ void check_against_model(const json& c, const ModelShape& shape, const std::stri
     throw ConfigError("config error: /diagnostics/superchains must be at least 2 and divide /sampler/particles (" +
                       std::to_string(particles) + "), got " + std::to_string(superchains));
   }
-  if (c["sampler"]["adapt"]["metric"] == "dense" && dim > sampler::kMaxDenseDim) {
+  if (parse_mode<MetricKind>(c["sampler"]["adapt"]["metric"].get<std::string>()) == MetricKind::kDense &&
+      dim > sampler::kMaxDenseDim) {
     throw ConfigError("config error: /sampler/adapt/metric \"dense\" supports up to " +
                       std::to_string(sampler::kMaxDenseDim) + " coordinates; the model has " + std::to_string(dim) +
                       " (use \"diag\")");

@@ -51,7 +51,7 @@ MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int 
   const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, io::kNumStats);
   const std::int64_t capacity =
       block_draws(config, particles, static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30)));
-  const bool dense = s["adapt"]["metric"] == "dense";
+  const bool dense = parse_mode<MetricKind>(s["adapt"]["metric"].get<std::string>()) == MetricKind::kDense;
 
   // Doubles per local particle on the device: q, grad, q_start, grad_start, p; the
   // model's scratch; the metric window sums (or the dense covariance terms); scalars;

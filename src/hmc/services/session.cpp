@@ -138,7 +138,7 @@ json loop_json(const sampler::LoopState& l) {
           {"chees", {{"log_t", double_bits(l.chees.log_t)}, {"v", double_bits(l.chees.v)}, {"steps", l.chees.steps}}},
           {"log_length_sum", double_bits(l.log_length_sum)},
           {"log_length_count", l.log_length_count},
-          {"metric_kind", l.metric_kind},
+          {"metric_kind", mode_name(l.metric_kind)},
           {"inv_metric", inv},
           {"window_iterations", l.window_iterations}};
 }
@@ -157,7 +157,7 @@ sampler::LoopState loop_from_json(const json& j) {
              c.at("steps").get<int>()};
   l.log_length_sum = double_from_bits(j.at("log_length_sum").get<std::string>());
   l.log_length_count = j.at("log_length_count").get<int>();
-  l.metric_kind = j.at("metric_kind").get<std::string>();
+  l.metric_kind = parse_mode<MetricKind>(j.at("metric_kind").get<std::string>());
   for (const auto& x : j.at("inv_metric")) l.inv_metric.push_back(double_from_bits(x.get<std::string>()));
   l.window_iterations = j.at("window_iterations").get<int>();
   return l;
