@@ -4,7 +4,10 @@
 ///
 /// Each entry turns a validated config into a fully typed run of one model:
 /// `services::run_model<Model>` instantiates the sampler's kernels for that model. Adding
-/// a model is one header in models/ and one line in registry.cpp.
+/// a model is one header in models/, one line in registry.cpp and its section of
+/// docs/models.md, plus its config, data and test (docs/adding-a-model.md); every list of
+/// the models (`hmc --list-models`, the docs' tables, the checks of the docs) comes from
+/// this registry.
 
 #include "hmc/keys/key.hpp"
 #include "hmc/model/gradient_check.hpp"
