@@ -5,6 +5,7 @@
 #include "harmonic_oscillator.hpp"
 #include "hmm.hpp"
 #include "linear_acceleration.hpp"
+#include "logistic_regression.hpp"
 #include "model_entry.hpp"
 
 namespace hmc::models {
@@ -19,6 +20,7 @@ const std::vector<ModelEntry>& registry() {
                  "hidden Markov model, categorical or Gaussian emissions; states summed out (forward algorithm)"),
       entry<LinearAcceleration>("linear_acceleration",
                                 "z = h + v0 t + g t^2 + N(0, sigma): height under constant acceleration"),
+      entry<LogisticRegression>("logistic_regression", "Bayesian logistic regression, Normal priors on alpha, beta"),
   };
   return models;
 }
