@@ -21,11 +21,11 @@
 namespace {
 
 using hmc::RunError;
-using hmc::io::MemorySource;
+using hmc::MemorySource;
 using hmc::io::NetcdfOptions;
 using hmc::io::NetcdfSource;
-using hmc::io::Section;
-using hmc::io::StoreLayout;
+using hmc::Section;
+using hmc::StoreLayout;
 
 std::string temp_path(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -62,10 +62,10 @@ std::vector<double> values(const StoreLayout& l, std::int64_t draws, unsigned se
   for (int c = 0; c < l.num_columns(); ++c) {
     for (std::size_t i = 0; i < cells; ++i) {
       double x = normal(rng);
-      if (c == l.stat_column(hmc::io::kStatAccept)) x = unif(rng) < 0.6 ? 1.0 : unif(rng);
-      if (c == l.stat_column(hmc::io::kStatStepSize)) x = 0.3125;
-      if (c == l.stat_column(hmc::io::kStatSteps)) x = static_cast<double>(1 + rng() % 16);
-      if (c == l.stat_column(hmc::io::kStatDiverging)) x = unif(rng) < 0.05 ? 1.0 : 0.0;
+      if (c == l.stat_column(hmc::kStatAccept)) x = unif(rng) < 0.6 ? 1.0 : unif(rng);
+      if (c == l.stat_column(hmc::kStatStepSize)) x = 0.3125;
+      if (c == l.stat_column(hmc::kStatSteps)) x = static_cast<double>(1 + rng() % 16);
+      if (c == l.stat_column(hmc::kStatDiverging)) x = unif(rng) < 0.05 ? 1.0 : 0.0;
       v.push_back(x);
     }
   }
@@ -83,7 +83,7 @@ MemorySource test_source(std::int64_t particles, std::int64_t draws, std::int64_
 }
 
 // Every column of every section, for all particles and for sub-ranges, is bitwise equal.
-void expect_same_draws(const hmc::io::DrawSource& a, const hmc::io::DrawSource& b) {
+void expect_same_draws(const hmc::DrawSource& a, const hmc::DrawSource& b) {
   const StoreLayout& l = a.layout();
   for (Section s : {Section::kPosterior, Section::kWarmup}) {
     ASSERT_EQ(a.available(s), b.available(s));

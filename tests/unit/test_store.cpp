@@ -20,7 +20,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using hmc::io::Section;
+using hmc::Section;
 
 struct TempDir {
   fs::path path;
@@ -33,8 +33,8 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-hmc::io::StoreLayout layout(std::int64_t particles, std::int64_t draws, std::int64_t warmup = 0) {
-  hmc::io::StoreLayout l;
+hmc::StoreLayout layout(std::int64_t particles, std::int64_t draws, std::int64_t warmup = 0) {
+  hmc::StoreLayout l;
   l.particles = particles;
   l.param_names = {"a", "b[1]", "b[2]"};
   l.draws = draws;
@@ -48,7 +48,7 @@ double value(int section, int column, std::int64_t p, std::int64_t d) {
 }
 
 /// Tile values [column][particle][draw] for draws [first, first + count).
-std::vector<double> tile(const hmc::io::StoreLayout& l, int section, std::int64_t first, std::int64_t count) {
+std::vector<double> tile(const hmc::StoreLayout& l, int section, std::int64_t first, std::int64_t count) {
   std::vector<double> v;
   for (int c = 0; c < l.num_columns(); ++c)
     for (std::int64_t p = 0; p < l.particles; ++p)
@@ -56,7 +56,7 @@ std::vector<double> tile(const hmc::io::StoreLayout& l, int section, std::int64_
   return v;
 }
 
-void expect_column(const hmc::io::DrawSource& s, Section sec, int column, std::int64_t p0, std::int64_t p1) {
+void expect_column(const hmc::DrawSource& s, Section sec, int column, std::int64_t p0, std::int64_t p1) {
   const std::int64_t n = s.available(sec);
   std::vector<double> out(static_cast<std::size_t>((p1 - p0) * n), -1.0);
   s.read(sec, column, p0, p1, out.data());

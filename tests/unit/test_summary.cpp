@@ -1,8 +1,8 @@
 #include "hmc/diagnostics/summary.hpp"
 
 #include "hmc/diagnostics/convergence.hpp"
-#include "hmc/io/draw_store.hpp"
-#include "hmc/io/local_draws_source.hpp"
+#include "hmc/core/draw_source.hpp"
+#include "hmc/core/local_draws_source.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 namespace {
 
-using hmc::sampler::LocalDraws;
+using hmc::LocalDraws;
 namespace dg = hmc::diagnostics;
 
 LocalDraws make_draws(int particles, int draws, const std::function<double(int, int)>& f) {
@@ -68,16 +68,16 @@ std::vector<std::string> names_of(int params) {
 }
 
 /// The draws of particles [0, keep) of `source` in a MemorySource.
-hmc::io::MemorySource copy_of(const hmc::io::DrawSource& source, std::int64_t keep) {
-  hmc::io::StoreLayout layout = source.layout();
-  const std::int64_t draws = source.available(hmc::io::Section::kPosterior);
+hmc::MemorySource copy_of(const hmc::DrawSource& source, std::int64_t keep) {
+  hmc::StoreLayout layout = source.layout();
+  const std::int64_t draws = source.available(hmc::Section::kPosterior);
   layout.particles = keep;
   layout.draws = draws;
   layout.warmup_draws = 0;
   std::vector<double> values(static_cast<std::size_t>(layout.num_columns() * keep * draws));
   for (int c = 0; c < layout.num_columns(); ++c)
-    source.read(hmc::io::Section::kPosterior, c, 0, keep, values.data() + static_cast<std::size_t>(c * keep * draws));
-  return hmc::io::MemorySource(layout, std::move(values));
+    source.read(hmc::Section::kPosterior, c, 0, keep, values.data() + static_cast<std::size_t>(c * keep * draws));
+  return hmc::MemorySource(layout, std::move(values));
 }
 
 bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -201,8 +201,8 @@ TEST(Summary, StatisticsTogetherEqualTheSeparateFunctionsWhateverTheBlocks) {
 TEST(Summary, OverADrawSourceEqualsTheLocalDrawsPathBitwise) {
   const LocalDraws run = make_run(40, 30, 3, 1);
   const auto names = names_of(3);
-  const hmc::io::LocalDrawsSource local(run, names);
-  const hmc::io::MemorySource memory = copy_of(local, 40);
+  const hmc::LocalDrawsSource local(run, names);
+  const hmc::MemorySource memory = copy_of(local, 40);
   dg::SummaryOptions options;
   options.superchains = 4;
   int calls = 0;
@@ -234,7 +234,7 @@ TEST(Summary, OverADrawSourceEqualsTheLocalDrawsPathBitwise) {
 
 TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
   const LocalDraws run = make_run(50, 20, 2, 2);
-  const hmc::io::LocalDrawsSource all(run, names_of(2));
+  const hmc::LocalDrawsSource all(run, names_of(2));
   dg::SummaryOptions capped;
   capped.superchains = 5;
   capped.max_draws = 200;  // 10 particles of 20 draws
@@ -242,7 +242,7 @@ TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
   dg::SummaryOptions full;
   full.superchains = 5;
   const auto whole = dg::summarize(all, full);
-  const hmc::io::MemorySource prefix = copy_of(all, 10);
+  const hmc::MemorySource prefix = copy_of(all, 10);
   dg::SummaryOptions prefix_options;
   prefix_options.superchains = 5;
   const auto first = dg::summarize(prefix, prefix_options);
@@ -267,7 +267,7 @@ TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
   capped.max_draws = 7;
   EXPECT_EQ(dg::summarize(all, capped)[0].diagnostic_particles, 2);
   const LocalDraws one = make_run(1, 20, 1, 3);
-  EXPECT_EQ(dg::summarize(hmc::io::LocalDrawsSource(one, names_of(1)), capped)[0].diagnostic_particles, 1);
+  EXPECT_EQ(dg::summarize(hmc::LocalDrawsSource(one, names_of(1)), capped)[0].diagnostic_particles, 1);
 }
 
 TEST(Summary, WarningsOverADrawSourceEqualTheLocalDrawsOnes) {
@@ -275,7 +275,7 @@ TEST(Summary, WarningsOverADrawSourceEqualTheLocalDrawsOnes) {
   const auto names = names_of(2);
   const auto params = dg::summarize(run, names, 4);
   const auto old_style = dg::warnings(run, params);
-  const hmc::io::MemorySource memory = copy_of(hmc::io::LocalDrawsSource(run, names), 40);
+  const hmc::MemorySource memory = copy_of(hmc::LocalDrawsSource(run, names), 40);
   EXPECT_EQ(dg::warnings(memory, params, 20.0), old_style);
   // Every check fires on these draws: R-hat (30 autocorrelated draws per particle, and
   // p[2] has far particles), divergences, E-BFMI (some of the slowly mixing fourth
@@ -293,12 +293,12 @@ TEST(Summary, WarningsOverADrawSourceEqualTheLocalDrawsOnes) {
 
 TEST(Summary, EBfmiPerParticle) {
   const LocalDraws run = make_run(6, 25, 1, 5);
-  const hmc::io::LocalDrawsSource source(run, names_of(1));
+  const hmc::LocalDrawsSource source(run, names_of(1));
   const auto b = dg::e_bfmi_per_particle(source);
   ASSERT_EQ(b.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_SAME(b[i], dg::e_bfmi(run.energy.data() + i * 25, 25, 1));
   const LocalDraws short_run = make_run(3, 1, 1, 6);
-  for (double x : dg::e_bfmi_per_particle(hmc::io::LocalDrawsSource(short_run, names_of(1))))
+  for (double x : dg::e_bfmi_per_particle(hmc::LocalDrawsSource(short_run, names_of(1))))
     EXPECT_TRUE(std::isnan(x));
 }
 

@@ -12,7 +12,7 @@ namespace {
 using hmc::RunError;
 using hmc::io::group_parameters;
 using hmc::io::sanitize_netcdf_name;
-using hmc::io::StoreLayout;
+using hmc::StoreLayout;
 
 StoreLayout layout_of(std::vector<std::string> names,
                       std::vector<std::pair<std::string, std::vector<std::string>>> dims = {}) {

@@ -1,7 +1,7 @@
 #include "hmc/diagnostics/summary.hpp"
 
 #include "hmc/diagnostics/convergence.hpp"
-#include "hmc/io/local_draws_source.hpp"
+#include "hmc/core/local_draws_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -61,14 +61,14 @@ struct Scratch {
 /// Column `column` of particles [0, particles): f(p0, p1, values) over ranges, the
 /// first `have` particles from `prefix` (already read), the others read in ranges.
 template <class F>
-void for_each_range(const io::DrawSource& src, int column, std::int64_t particles, std::int64_t draws,
+void for_each_range(const hmc::DrawSource& src, int column, std::int64_t particles, std::int64_t draws,
                     const std::vector<double>& prefix, std::int64_t have, std::vector<double>& chunk, F&& f) {
   if (have > 0) f(std::int64_t{0}, have, prefix.data());
   const std::int64_t step = range_particles(draws);
   for (std::int64_t p0 = have; p0 < particles; p0 += step) {
     const std::int64_t p1 = std::min(particles, p0 + step);
     chunk.resize(static_cast<std::size_t>((p1 - p0) * draws));
-    src.read(io::Section::kPosterior, column, p0, p1, chunk.data());
+    src.read(hmc::Section::kPosterior, column, p0, p1, chunk.data());
     f(p0, p1, chunk.data());
   }
 }
@@ -84,10 +84,10 @@ double linear_quantile(std::size_t n, double prob, Kth kth) {
   return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
-ParameterSummary summarize_column(const io::DrawSource& src, int column, const std::string& name, int superchains,
+ParameterSummary summarize_column(const hmc::DrawSource& src, int column, const std::string& name, int superchains,
                                   std::int64_t max_draws, Scratch& sc) {
   const std::int64_t particles = src.layout().particles;
-  const std::int64_t draws = src.available(io::Section::kPosterior);
+  const std::int64_t draws = src.available(hmc::Section::kPosterior);
   const std::int64_t used = capped_particles(particles, draws, max_draws);
   const std::size_t total = static_cast<std::size_t>(particles) * static_cast<std::size_t>(draws);
   ParameterSummary s{name, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
@@ -101,7 +101,7 @@ ParameterSummary summarize_column(const io::DrawSource& src, int column, const s
   sc.prefix.resize(static_cast<std::size_t>(used) * d);
   for (std::int64_t p0 = 0; p0 < used; p0 += range_particles(draws)) {
     const std::int64_t p1 = std::min(used, p0 + range_particles(draws));
-    src.read(io::Section::kPosterior, column, p0, p1, sc.prefix.data() + static_cast<std::size_t>(p0) * d);
+    src.read(hmc::Section::kPosterior, column, p0, p1, sc.prefix.data() + static_cast<std::size_t>(p0) * d);
   }
 
   // Pass 1: the sum in draw order (as one loop over all draws would add them), each
@@ -231,8 +231,8 @@ std::string list_names(const std::vector<std::string>& names) {
 }
 
 /// warnings()' separated-modes count for column k, from the draws.
-std::int64_t count_far_particles(const io::DrawSource& src, int column) {
-  const std::int64_t particles = src.layout().particles, draws = src.available(io::Section::kPosterior);
+std::int64_t count_far_particles(const hmc::DrawSource& src, int column) {
+  const std::int64_t particles = src.layout().particles, draws = src.available(hmc::Section::kPosterior);
   const auto d = static_cast<std::size_t>(draws);
   std::vector<double> means(static_cast<std::size_t>(particles)), chunk;
   double within = 0.0;
@@ -265,7 +265,7 @@ double quantile(std::vector<double>& values, double prob) {
   return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
-std::vector<ParameterSummary> summarize(const io::DrawSource& source, const SummaryOptions& options) {
+std::vector<ParameterSummary> summarize(const hmc::DrawSource& source, const SummaryOptions& options) {
   const auto& names = source.layout().param_names;
   const int total = static_cast<int>(names.size());
   Scratch scratch;
@@ -279,17 +279,17 @@ std::vector<ParameterSummary> summarize(const io::DrawSource& source, const Summ
   return out;
 }
 
-ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name, int superchains) {
+ParameterSummary summarize_parameter(const hmc::LocalDraws& all, int k, const std::string& name, int superchains) {
   std::vector<std::string> names(all.draws.extent(2));
   if (k >= 0 && static_cast<std::size_t>(k) < names.size()) names[static_cast<std::size_t>(k)] = name;
-  const io::LocalDrawsSource source(all, std::move(names));
+  const hmc::LocalDrawsSource source(all, std::move(names));
   Scratch scratch;
   return summarize_column(source, k, name, superchains, 0, scratch);
 }
 
-std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names,
+std::vector<ParameterSummary> summarize(const hmc::LocalDraws& all, const std::vector<std::string>& names,
                                         int superchains) {
-  const io::LocalDrawsSource source(all, names);
+  const hmc::LocalDrawsSource source(all, names);
   SummaryOptions options;
   options.superchains = superchains;
   options.max_draws = 0;
@@ -303,13 +303,13 @@ int default_superchains(std::int64_t particles) {
   return 1;
 }
 
-std::vector<double> e_bfmi_per_particle(const io::DrawSource& source) {
+std::vector<double> e_bfmi_per_particle(const hmc::DrawSource& source) {
   const std::int64_t particles = source.layout().particles;
-  const std::int64_t draws = source.available(io::Section::kPosterior);
+  const std::int64_t draws = source.available(hmc::Section::kPosterior);
   std::vector<double> out(static_cast<std::size_t>(particles), kNaN);
   if (draws < 2) return out;
   std::vector<double> chunk;
-  for_each_range(source, source.layout().stat_column(io::kStatEnergy), particles, draws, chunk, 0, chunk,
+  for_each_range(source, source.layout().stat_column(hmc::kStatEnergy), particles, draws, chunk, 0, chunk,
                  [&](std::int64_t p0, std::int64_t p1, const double* v) {
                    parallel_particles(p1 - p0, draws, [&](std::int64_t a, std::int64_t b) {
                      for (std::int64_t i = a; i < b; ++i)
@@ -320,11 +320,11 @@ std::vector<double> e_bfmi_per_particle(const io::DrawSource& source) {
   return out;
 }
 
-std::vector<std::string> warnings(const io::DrawSource& source, const std::vector<ParameterSummary>& params,
+std::vector<std::string> warnings(const hmc::DrawSource& source, const std::vector<ParameterSummary>& params,
                                   double total_divergences) {
   std::vector<std::string> out;
   const std::int64_t particles = source.layout().particles;
-  const std::int64_t draws = source.available(io::Section::kPosterior);
+  const std::int64_t draws = source.available(hmc::Section::kPosterior);
   std::vector<std::string> high;
   double worst_rhat = 0.0;
   for (const auto& p : params) {
@@ -378,10 +378,10 @@ std::vector<std::string> warnings(const io::DrawSource& source, const std::vecto
   return out;
 }
 
-std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vector<ParameterSummary>& params) {
+std::vector<std::string> warnings(const hmc::LocalDraws& all, const std::vector<ParameterSummary>& params) {
   std::vector<std::string> names(all.draws.extent(2));
   for (std::size_t k = 0; k < names.size() && k < params.size(); ++k) names[k] = params[k].name;
-  const io::LocalDrawsSource source(all, std::move(names));
+  const hmc::LocalDrawsSource source(all, std::move(names));
   double div = 0.0;
   for (std::size_t i = 0; i < all.divergences.extent(0); ++i) div += all.divergences(i);
   return warnings(source, params, div);

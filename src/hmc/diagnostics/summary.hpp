@@ -19,8 +19,8 @@
 /// ⌊max_draws / draws⌋ (at least 2). The particles are independent chains, so a
 /// prefix is a valid, smaller sample; ParameterSummary says how many were used.
 
-#include "hmc/io/draw_store.hpp"
-#include "hmc/sampler/run.hpp"
+#include "hmc/core/draw_source.hpp"
+#include "hmc/core/draws.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -57,16 +57,16 @@ double quantile(std::vector<double>& values, double prob);
 /// \brief One summary per parameter of the posterior section of `source`, in model
 /// order, reading one parameter at a time. Uncapped, bitwise equal to
 /// summarize_parameter on the same draws, whatever the number of threads.
-std::vector<ParameterSummary> summarize(const io::DrawSource& source, const SummaryOptions& options);
+std::vector<ParameterSummary> summarize(const hmc::DrawSource& source, const SummaryOptions& options);
 
 /// \brief Summary of parameter k of the gathered draws [particle][draw][param];
 /// `superchains` groups consecutive particles for nested R-hat (0: not computed).
 /// Uses all draws (no cap).
-ParameterSummary summarize_parameter(const sampler::LocalDraws& all, int k, const std::string& name,
+ParameterSummary summarize_parameter(const hmc::LocalDraws& all, int k, const std::string& name,
                                      int superchains = 0);
 
 /// \brief One summary per parameter of gathered draws (no cap).
-std::vector<ParameterSummary> summarize(const sampler::LocalDraws& all, const std::vector<std::string>& names,
+std::vector<ParameterSummary> summarize(const hmc::LocalDraws& all, const std::vector<std::string>& names,
                                         int superchains = 0);
 
 /// \brief The default superchain count for N particles: the largest divisor of N that
@@ -75,16 +75,16 @@ int default_superchains(std::int64_t particles);
 
 /// \brief E-BFMI of each particle's recorded post-warmup energies (`arviz.bfmi`), in
 /// particle order; NaN with fewer than 2 draws. Reads the energy column in ranges.
-std::vector<double> e_bfmi_per_particle(const io::DrawSource& source);
+std::vector<double> e_bfmi_per_particle(const hmc::DrawSource& source);
 
 /// \brief Whole-run checks, each a readable sentence: R-hat > 1.01, divergences
 /// (`total_divergences`, post-warmup, all particles), E-BFMI < 0.3, and particles
 /// stuck in separated modes. `params` are summarize()'s, in model order (their
 /// far_particles counts are used; missing ones are counted from `source`).
-std::vector<std::string> warnings(const io::DrawSource& source, const std::vector<ParameterSummary>& params,
+std::vector<std::string> warnings(const hmc::DrawSource& source, const std::vector<ParameterSummary>& params,
                                   double total_divergences);
 
 /// \brief The same checks on gathered draws.
-std::vector<std::string> warnings(const sampler::LocalDraws& all, const std::vector<ParameterSummary>& params);
+std::vector<std::string> warnings(const hmc::LocalDraws& all, const std::vector<ParameterSummary>& params);
 
 }  // namespace hmc::diagnostics

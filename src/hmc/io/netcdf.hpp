@@ -17,7 +17,7 @@
 /// bytes. Memory is bounded whatever the run size: the writer reads at most ~32 MB of
 /// draws at a time and HDF5's chunk caches are kept empty.
 
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -8,7 +8,7 @@
 /// into place, so a killed job never leaves a half-written result file.
 
 #include "hmc/diagnostics/summary.hpp"
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/draws.hpp"
 #include "hmc/sampler/settings.hpp"
 

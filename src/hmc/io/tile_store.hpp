@@ -11,7 +11,7 @@
 /// (block sizes, checkpoints, rank counts) does not matter to a reader, so a resumed
 /// run reads back the same values as an uninterrupted one.
 
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 /// array variables, as ArviZ and xarray see them: `transition` with dims
 /// (from_state, to_state) and shape (2, 2).
 
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 
 #include <cstdint>
 #include <string>

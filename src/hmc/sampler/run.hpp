@@ -52,11 +52,6 @@ struct Progress {
 
 using ProgressCallback = std::function<void(const Progress&)>;
 
-// The host types the loop hands over live in core/draws.hpp.
-using hmc::Adapted;
-using hmc::DrawBlock;
-using hmc::LocalDraws;
-
 /// \brief Host-side state of the sampling loop: with the particles' rows
 /// (EnsembleSampler::particle_rows), everything needed to continue a run bit for bit.
 struct LoopState {

@@ -48,7 +48,7 @@ MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int 
   const auto& s = config["sampler"];
   const std::int64_t particles = s["particles"].get<std::int64_t>();
   const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
-  const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, io::kNumStats);
+  const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, hmc::kNumStats);
   const std::int64_t capacity =
       block_draws(config, particles, static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30)));
   const bool dense = parse_mode<MetricKind>(s["adapt"]["metric"].get<std::string>()) == MetricKind::kDense;
@@ -133,7 +133,7 @@ std::int64_t estimate_output_bytes(const json& config, const ModelShape& shape) 
   const std::int64_t particles = s["particles"].get<std::int64_t>();
   const bool warmup = config["output"]["save_warmup"].get<bool>();
   const std::int64_t draws = add_sat(kept_draws(s, "draws"), warmup ? kept_draws(s, "warmup") : 0);
-  const std::int64_t values = mul_sat(mul_sat(particles, draws), add_sat(shape.num_params, io::kNumStats));
+  const std::int64_t values = mul_sat(mul_sat(particles, draws), add_sat(shape.num_params, hmc::kNumStats));
   const std::string formats = config["output"]["formats"].get<std::string>();
   std::int64_t bytes = mul_sat(values, 8);                               // the block store
   if (formats != "csv") bytes = add_sat(bytes, mul_sat(values, 8));      // draws.nc, uncompressed

@@ -15,8 +15,8 @@ namespace hmc::services {
 
 /// \brief The store layout of a model's run.
 template <class Model>
-io::StoreLayout store_layout(const Model& model, const sampler::Settings& s) {
-  io::StoreLayout layout;
+hmc::StoreLayout store_layout(const Model& model, const sampler::Settings& s) {
+  hmc::StoreLayout layout;
   layout.particles = s.particles;
   layout.param_names = model.parameter_names();
   layout.dim_names = hmc::model::dim_names(model);

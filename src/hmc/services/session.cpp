@@ -113,7 +113,7 @@ std::string fingerprint(const json& config, const json& data) {
   return buf;
 }
 
-json layout_json(const io::StoreLayout& l) {
+json layout_json(const hmc::StoreLayout& l) {
   json dims = json::object();
   for (const auto& [name, d] : l.dim_names) dims[name] = d;
   return {{"particles", l.particles},
@@ -240,7 +240,7 @@ int block_draws(const json& config, std::int64_t particles, int params) {
   const int kept = std::max((s["draws"].get<int>() + thin - 1) / thin, (s["warmup"].get<int>() + thin - 1) / thin);
   const int every = config["output"]["flush_every"].get<int>();
   if (every > 0) return std::max(1, std::min(every, kept));
-  const double per_draw = static_cast<double>(particles) * (params + io::kNumStats) * sizeof(double);
+  const double per_draw = static_cast<double>(particles) * (params + hmc::kNumStats) * sizeof(double);
   const double target = 32.0 * 1024 * 1024;
   return std::max(1, std::min(kept, static_cast<int>(std::min(1e9, target / per_draw))));
 }
@@ -306,7 +306,7 @@ Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec)
 
 Session::~Session() = default;
 
-void Session::plan(io::StoreLayout layout) {
+void Session::plan(hmc::StoreLayout layout) {
   layout_ = std::move(layout);
   settings_.block_draws = block_draws(spec_.config, settings_.particles, layout_.num_params());
 }
@@ -349,8 +349,8 @@ std::optional<Resumed> Session::open(int row_width) {
       throw RunError(where + " is truncated (particle rows)");
     }
     store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
-    store_->truncate(io::Section::kPosterior, h.at("flushed").at("posterior").get<std::int64_t>());
-    store_->truncate(io::Section::kWarmup, h.at("flushed").at("warmup").get<std::int64_t>());
+    store_->truncate(hmc::Section::kPosterior, h.at("flushed").at("posterior").get<std::int64_t>());
+    store_->truncate(hmc::Section::kWarmup, h.at("flushed").at("warmup").get<std::int64_t>());
     store_->verify();
   });
   // The first log line comes once the output directory (or the checkpoint) has been
@@ -408,12 +408,12 @@ void Session::write_block(const hmc::DrawBlock& b) {
   auto value = [&](int c, std::int64_t i, int d) -> double {
     if (c < params) return b.draws(i, d, c);
     switch (c - params) {
-      case io::kStatLp: return b.lp(i, d);
-      case io::kStatAccept: return b.accept_prob(i, d);
-      case io::kStatStepSize: return b.step_size[d];
-      case io::kStatSteps: return b.n_leapfrog(i, d);
-      case io::kStatDiverging: return b.divergent(i, d);
-      default: return b.energy(i, d);  // io::kStatEnergy
+      case hmc::kStatLp: return b.lp(i, d);
+      case hmc::kStatAccept: return b.accept_prob(i, d);
+      case hmc::kStatStepSize: return b.step_size[d];
+      case hmc::kStatSteps: return b.n_leapfrog(i, d);
+      case hmc::kStatDiverging: return b.divergent(i, d);
+      default: return b.energy(i, d);  // hmc::kStatEnergy
     }
   };
   // The store's tile is [column][particle][draw]: one gather per column, straight into
@@ -427,7 +427,7 @@ void Session::write_block(const hmc::DrawBlock& b) {
     parallel::gather_rows(mpi_, dec_, column_buffer_.data(), dest, count);
   }
   on_root(mpi_, [&] {
-    store_->append(b.warmup ? io::Section::kWarmup : io::Section::kPosterior, b.first_draw, count,
+    store_->append(b.warmup ? hmc::Section::kWarmup : hmc::Section::kPosterior, b.first_draw, count,
                    tile_buffer_.data());
   });
   store_s_ += seconds_since(t);
@@ -464,8 +464,8 @@ void Session::checkpoint(int iteration, const std::vector<double>& rows, const s
                 {"ranks", mpi_.size()},
                 {"loop", loop_json(loop)},
                 {"flushed",
-                 {{"posterior", store_->available(io::Section::kPosterior)},
-                  {"warmup", store_->available(io::Section::kWarmup)}}},
+                 {{"posterior", store_->available(hmc::Section::kPosterior)},
+                  {"warmup", store_->available(hmc::Section::kWarmup)}}},
                 {"elapsed", {{"sampling", sampling}, {"store", previous_store_s_ + store_s_ + seconds_since(t)}}}};
     c.rows = std::move(all);
     io::write_checkpoint(spec_.paths.checkpoint(), c);
@@ -513,7 +513,7 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
         totals.accept_sum.push_back(all[2 * p]);
         totals.divergences.push_back(all[2 * p + 1]);
       }
-      for (auto s : {io::Section::kPosterior, io::Section::kWarmup}) {
+      for (auto s : {hmc::Section::kPosterior, hmc::Section::kWarmup}) {
         if (store_->available(s) < layout_.draws_of(s)) {
           throw RunError("the store in " + store_->dir() + " lacks draws (" + std::to_string(store_->available(s)) +
                          " of " + std::to_string(layout_.draws_of(s)) + ")");

@@ -19,7 +19,7 @@
 ///    the staging directory.
 /// Every member function is collective unless it says otherwise.
 
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 #include "hmc/io/tile_store.hpp"
 #include "hmc/parallel/decomposition.hpp"
 #include "hmc/parallel/mpi_context.hpp"
@@ -82,7 +82,7 @@ class Session {
 
   /// \brief The run's store layout; sets settings().block_draws (draws per particle in
   /// one block), so it comes before the sampler is built. Not collective.
-  void plan(io::StoreLayout layout);
+  void plan(hmc::StoreLayout layout);
 
   /// \brief Staging and store for a fresh run, or the checkpoint of a resumed one
   /// (checked against this run: model, particles, config and data fingerprint).
@@ -117,7 +117,7 @@ class Session {
   RunSpec spec_;
   sampler::Settings settings_;
   parallel::Decomposition dec_;
-  io::StoreLayout layout_;
+  hmc::StoreLayout layout_;
   std::unique_ptr<io::TileStore> store_;  ///< rank 0
   int checkpoint_every_ = 0;
   bool checkpointed_ = false;  ///< a checkpoint exists: keep the staging directory on failure

@@ -33,8 +33,8 @@ json read_json(const std::string& path) {
   }
 }
 
-io::StoreLayout layout_from_json(const json& j) {
-  io::StoreLayout l;
+hmc::StoreLayout layout_from_json(const json& j) {
+  hmc::StoreLayout l;
   l.particles = j.at("particles").get<std::int64_t>();
   l.param_names = j.at("param_names").get<std::vector<std::string>>();
   for (const auto& [name, dims] : j.at("dim_names").items()) l.dim_names.emplace_back(name, dims.get<std::vector<std::string>>());
@@ -56,7 +56,7 @@ diagnostics::SummaryOptions options_from(const json& config, std::int64_t partic
 int print_summary(const std::string& dir, const std::string& format) {
   try {
     const OutputPaths finished = output_paths(dir);
-    std::unique_ptr<io::DrawSource> source;
+    std::unique_ptr<hmc::DrawSource> source;
     json config, status;
     if (fs::exists(fs::path(finished.final_dir) / "summary.json") &&
         fs::exists(fs::path(finished.final_dir) / "draws.nc")) {
@@ -72,7 +72,7 @@ int print_summary(const std::string& dir, const std::string& format) {
       status = {{"state", "checkpointed"}, {"dir", p.staging}};
     }
     const auto& layout = source->layout();
-    const std::int64_t have = source->available(io::Section::kPosterior);
+    const std::int64_t have = source->available(hmc::Section::kPosterior);
     status["draws"] = have;
     status["draws_planned"] = layout.draws;
     status["particles"] = layout.particles;

@@ -4,8 +4,8 @@
 /// code and tests holding a LocalDraws can use the writers and diagnostics that read
 /// a DrawSource.
 
-#include "hmc/io/draw_store.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/draw_source.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/core/draws.hpp"
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace hmc::io {
+namespace hmc {
 
 /// \brief Reads a LocalDraws ([particle][draw][param] and [particle][draw] host
 /// Views) as a posterior section; no warmup draws. The step_size column is
@@ -69,4 +69,4 @@ class LocalDrawsSource : public DrawSource {
   StoreLayout layout_;
 };
 
-}  // namespace hmc::io
+}  // namespace hmc

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace hmc::io {
+namespace hmc {
 
 /// \brief Sample statistics recorded with every draw, after the parameters, under
 /// ArviZ's names: lp, acceptance_rate, step_size, n_steps, diverging, energy.
@@ -70,4 +70,4 @@ class MemorySource : public DrawSource {
   std::vector<double> posterior_, warmup_;
 };
 
-}  // namespace hmc::io
+}  // namespace hmc

@@ -1,11 +1,11 @@
-#include "hmc/io/draw_store.hpp"
+#include "hmc/core/draw_source.hpp"
 
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 
 #include <algorithm>
 #include <utility>
 
-namespace hmc::io {
+namespace hmc {
 
 const char* stat_name(int s) {
   static const char* const names[kNumStats] = {"lp", "acceptance_rate", "step_size", "n_steps", "diverging", "energy"};
@@ -30,4 +30,4 @@ void MemorySource::read(Section s, int column, std::int64_t p0, std::int64_t p1,
   std::copy(first, first + (p1 - p0) * draws, out);
 }
 
-}  // namespace hmc::io
+}  // namespace hmc
