@@ -4,7 +4,7 @@
 /// check and the config check, from the model's members (model/concept.hpp). A type
 /// that lacks a member fails to compile here with one message naming it.
 
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/services/run_model.hpp"
 #include "registry.hpp"

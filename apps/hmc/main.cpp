@@ -4,7 +4,7 @@
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/version.hpp"
 #include "hmc/io/config.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/services/preflight.hpp"

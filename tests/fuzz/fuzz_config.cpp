@@ -17,7 +17,7 @@
 
 #include "framing.hpp"
 #include "hmc/io/config.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/services/preflight.hpp"
 #include "hmc/services/resources.hpp"

@@ -1,7 +1,7 @@
 // Config validation: every failure is one line naming the key; defaults are filled;
 // --set values are typed; docs/config.md documents every key.
 #include "hmc/io/config.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/keys/key.hpp"
 #include "registry.hpp"
 

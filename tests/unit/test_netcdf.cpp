@@ -1,5 +1,5 @@
 // draws.nc: ArviZ InferenceData written with the netCDF C API and read back (io/netcdf.hpp).
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/netcdf.hpp"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #include "hmc/diagnostics/convergence.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/core/draw_source.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

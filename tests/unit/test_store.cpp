@@ -1,7 +1,7 @@
 // The tile store and checkpoint files: what a resumed run reads back.
 #include "hmc/io/checkpoint.hpp"
 #include "hmc/io/checksum.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/tile_store.hpp"
 
 #include <gtest/gtest.h>

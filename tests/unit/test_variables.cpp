@@ -1,5 +1,5 @@
 // Flat parameter names grouped into ArviZ variables (io/variables.hpp).
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/variables.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #include "hmc/io/netcdf.hpp"
 
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/variables.hpp"
 

@@ -1,7 +1,7 @@
 #include "hmc/io/results.hpp"
 
 #include "hmc/diagnostics/convergence.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 
 #include <algorithm>
 #include <cerrno>

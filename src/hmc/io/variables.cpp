@@ -1,6 +1,6 @@
 #include "hmc/io/variables.hpp"
 
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 
 #include <algorithm>
 #include <cstddef>

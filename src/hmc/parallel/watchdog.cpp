@@ -1,5 +1,7 @@
 #include "hmc/parallel/watchdog.hpp"
 
+#include "hmc/core/errors.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +19,6 @@ namespace {
 constexpr int kTagBeat = 1;   ///< {activity, idle_ns}
 constexpr int kTagBye = 2;    ///< the same; the sender's last message
 constexpr int kTagError = 3;  ///< int32 exit code, then the error line (to rank 0)
-constexpr int kExitRunError = 4;  // hmc::kExitRunError (io/errors.hpp; parallel does not depend on io)
 
 using detail::now_ns;
 

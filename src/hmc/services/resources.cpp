@@ -1,7 +1,7 @@
 #include "hmc/services/resources.hpp"
 
 #include "hmc/core/kokkos_shim.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/variables.hpp"
 #include "hmc/services/session.hpp"
 

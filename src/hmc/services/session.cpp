@@ -6,7 +6,7 @@
 #include "hmc/io/checkpoint.hpp"
 #include "hmc/io/checksum.hpp"
 #include "hmc/io/config.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"

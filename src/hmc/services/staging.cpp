@@ -1,6 +1,6 @@
 #include "hmc/services/staging.hpp"
 
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "hmc/services/summary.hpp"
 
 #include "hmc/diagnostics/summary.hpp"
-#include "hmc/io/errors.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
