@@ -53,8 +53,8 @@
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/core/errors.hpp"
-#include "hmc/core/text.hpp"
 #include "hmc/keys/key.hpp"
+#include "hmm_data.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/transforms.hpp"
 
@@ -71,7 +71,7 @@ namespace hmc::models {
 
 struct Hmm {
   /// Largest number of hidden states (size of the per-particle local arrays).
-  static constexpr int kMaxStates = 16;
+  static constexpr int kMaxStates = kHmmMaxStates;
 
   int K = 0;  ///< hidden states
   int V = 0;  ///< symbols (categorical emissions)
@@ -80,8 +80,8 @@ struct Hmm {
   bool gaussian = false;
   bool sigma_free = false;
   bool initial_dirichlet = false;
-  double sigma_fixed = 1.0;
-  double a_transition = 1.0, a_emission = 0.1, a_initial = 1.0, sigma_scale = 1.0;
+  double sigma_fixed = 1.0;  ///< σ where it is not a parameter (1, unused, for categorical emissions)
+  double a_transition = 0.0, a_emission = 0.0, a_initial = 0.0, sigma_scale = 0.0;  ///< prior settings
   VectorView mu_loc, mu_scale;              ///< per state (gaussian)
   Kokkos::View<int*, MemSpace> offsets;     ///< S + 1: sequence s is [offsets(s), offsets(s + 1))
   Kokkos::View<int*, MemSpace> symbols;     ///< N symbols 0..V-1 (categorical)
@@ -774,213 +774,35 @@ struct Hmm {
     return q;
   }
 
-  static keys::Keys config_keys() {
-    return {
-        keys::string("/model/emission")
-            .one_of({"categorical", "gaussian"})
-            .default_("categorical")
-            .doc("emission distribution of each hidden state: a categorical distribution over V symbols, or a Normal "
-                 "with a per-state mean and a common sd"),
-        keys::integer("/model/num_states")
-            .in_range(1, kMaxStates)
-            .default_doc("categorical: the data's `num_states`; gaussian: required")
-            .doc("number K of hidden states. With categorical emissions it overrides the data's `num_states` (to fit "
-                 "another K to the same words)"),
-        keys::string("/model/initial")
-            .one_of({"uniform", "dirichlet"})
-            .default_("uniform")
-            .doc("initial state distribution: fixed at 1/K, or a parameter `initial[k]` with a Dirichlet prior"),
-        keys::number("/model/sigma")
-            .positive()
-            .default_doc("none (sigma is a parameter)")
-            .doc("gaussian: the emission sd, fixed. Absent: `sigma` is sampled, with a half-normal prior"),
-        keys::number("/model/priors/transition_concentration")
-            .positive()
-            .default_(1.0)
-            .doc("concentration of the symmetric Dirichlet prior on each row of the transition matrix (1: uniform over "
-                 "the simplex)"),
-        keys::number("/model/priors/emission_concentration")
-            .positive()
-            .default_(0.1)
-            .doc("categorical: concentration of the symmetric Dirichlet prior on each state's emission row (below 1 "
-                 "favours sparse rows)"),
-        keys::number("/model/priors/initial_concentration")
-            .positive()
-            .default_(1.0)
-            .doc("`initial` `dirichlet`: concentration of the symmetric Dirichlet prior on the initial distribution"),
-        keys::numbers("/model/priors/mu_loc")
-            .default_doc("all 0")
-            .allowed("K elements, or 1 for every state")
-            .doc("gaussian: mean of the Normal prior on each state's emission mean `mu[k]` (state k of the ordered "
-                 "means)"),
-        keys::numbers("/model/priors/mu_scale")
-            .positive()
-            .default_doc("all 10")
-            .allowed("each > 0; K elements, or 1 for every state")
-            .doc("gaussian: sd of the Normal prior on each `mu[k]`"),
-        keys::number("/model/priors/sigma_scale")
-            .positive()
-            .default_(1.0)
-            .doc("gaussian with free sigma: scale of the half-normal prior on sigma; choose it on the scale of the data"),
-    };
-  }
+  /// The config keys (models/hmm_data.hpp).
+  static keys::Keys config_keys() { return hmm_config_keys(); }
 
-  /// The observation sequences of `data[key]`: a flat array (one sequence) or an array
-  /// of arrays. Each element is checked by `check(value, pointer)`.
-  template <class Check>
-  static std::vector<std::vector<nlohmann::json>> read_sequences(const nlohmann::json& data, const std::string& key,
-                                                                 Check check) {
-    const auto& top = data.at(key);
-    if (!top.is_array() || top.empty())
-      throw DataError("data error: /" + key + " must be a non-empty array (or an array of non-empty arrays)");
-    std::vector<std::vector<nlohmann::json>> seqs;
-    const bool nested = top.front().is_array();
-    for (std::size_t s = 0; s < (nested ? top.size() : 1); ++s) {
-      const auto& seq = nested ? top[s] : top;
-      const std::string where = "/" + key + (nested ? "/" + std::to_string(s) : "");
-      if (!seq.is_array()) throw DataError("data error: " + where + " must be an array (the first element is one)");
-      if (seq.empty()) throw DataError("data error: " + where + " is empty");
-      for (std::size_t t = 0; t < seq.size(); ++t) check(seq[t], where + "/" + std::to_string(t));
-      seqs.emplace_back(seq.begin(), seq.end());
-    }
-    return seqs;
-  }
-
+  /// The model of a config's /model section and its data (read by models/hmm_data.hpp).
   static Hmm from_config(const nlohmann::json& model, const nlohmann::json& data) {
-    using nlohmann::json;
-    const json priors = model.contains("priors") ? model.at("priors") : json::object();
-    auto number = [](const json& obj, const char* key, double fallback) {
-      return obj.contains(key) ? obj.at(key).get<double>() : fallback;
-    };
+    return from_description(read_hmm(model, data));
+  }
+
+  /// The model of a description: its data uploaded to the device, its layouts laid out.
+  static Hmm from_description(const HmmDescription& h) {
     Hmm m;
-    const std::string emission = model.value("emission", std::string("categorical"));
-    const std::string initial = model.value("initial", std::string("uniform"));
-    if (emission != "categorical" && emission != "gaussian")
-      throw ConfigError("config error: /model/emission must be one of categorical, gaussian (got \"" + emission +
-                        "\")");
-    if (initial != "uniform" && initial != "dirichlet")
-      throw ConfigError("config error: /model/initial must be one of uniform, dirichlet (got \"" + initial + "\")");
-    m.gaussian = emission == "gaussian";
-    m.initial_dirichlet = initial == "dirichlet";
-    m.a_transition = number(priors, "transition_concentration", 1.0);
-    m.a_emission = number(priors, "emission_concentration", 0.1);
-    m.a_initial = number(priors, "initial_concentration", 1.0);
-    m.sigma_scale = number(priors, "sigma_scale", 1.0);
-    if (!m.gaussian) {
-      for (const char* k : {"sigma", "priors/mu_loc", "priors/mu_scale"}) {
-        if (model.contains(json::json_pointer(std::string("/") + k)))
-          throw ConfigError(std::string("config error: /model/") + k + " applies only to /model/emission gaussian");
-      }
-    }
-
-    if (data.is_null()) throw DataError("data error: hmm needs data (/model/data)");
-    if (!data.is_object()) throw DataError("data error: hmm data must be a JSON object");
-    const char* key = m.gaussian ? "y" : "words";
-    if (!data.contains(key))
-      throw DataError(std::string("data error: hmm (emission ") + (m.gaussian ? "gaussian" : "categorical") +
-                      ") needs /" + key + " in the data");
-
-    // Number of states: the config's, else (categorical) the data's.
-    if (model.contains("num_states")) {
-      m.K = model.at("num_states").get<int>();
-      if (m.K < 1 || m.K > kMaxStates)
-        throw ConfigError("config error: /model/num_states must be in 1.." + std::to_string(kMaxStates) + " (got " +
-                          std::to_string(m.K) + ")");
-    } else if (m.gaussian) {
-      throw ConfigError("config error: /model/num_states is required with /model/emission gaussian");
-    } else {
-      if (!data.contains("num_states"))
-        throw DataError("data error: hmm needs /num_states in the data or /model/num_states in the config");
-      const auto& ns = data.at("num_states");
-      if (!ns.is_number_integer() || ns.get<long>() < 1 || ns.get<long>() > kMaxStates)
-        throw DataError("data error: /num_states must be an integer in 1.." + std::to_string(kMaxStates) + " (got " +
-                        shown(ns) + ")");
-      m.K = ns.get<int>();
-    }
-
-    std::vector<int> offsets{0};
-    std::vector<int> syms;
-    std::vector<double> ys;
-    if (m.gaussian) {
-      const auto seqs = read_sequences(data, key, [](const json& v, const std::string& where) {
-        if (!v.is_number() || !std::isfinite(v.get<double>()))
-          throw DataError("data error: " + where + " must be a finite number (got " + shown(v) + ")");
-      });
-      for (const auto& s : seqs) {
-        for (const auto& v : s) ys.push_back(v.get<double>());
-        offsets.push_back(static_cast<int>(ys.size()));
-      }
-    } else {
-      long v_max = -1;
-      const json* nw = data.contains("num_words") ? &data.at("num_words") : nullptr;
-      if (nw && (!nw->is_number_integer() || nw->get<long>() < 2 || nw->get<long>() > 1000000000L))
-        throw DataError("data error: /num_words must be an integer >= 2 (got " + shown(*nw) + ")");
-      const long limit = nw ? nw->get<long>() : 1000000000L;
-      const auto seqs = read_sequences(data, key, [&](const json& v, const std::string& where) {
-        if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() >= limit)
-          throw DataError("data error: " + where + " must be an integer in 0.." +
-                          (nw ? std::to_string(limit - 1) + " (num_words - 1)" : std::string("num_words - 1")) +
-                          " (got " + shown(v) + ")");
-        v_max = std::max(v_max, v.get<long>());
-      });
-      for (const auto& s : seqs) {
-        for (const auto& v : s) syms.push_back(v.get<int>());
-        offsets.push_back(static_cast<int>(syms.size()));
-      }
-      m.V = nw ? static_cast<int>(limit) : static_cast<int>(v_max + 1);
-      if (m.V < 2) throw DataError("data error: /words uses only symbol 0; give /num_words (>= 2) in the data");
-      // K (V - 1) emission coordinates: refuse before any size below overflows int.
-      const long long coords = static_cast<long long>(m.K) * (m.K - 1) + static_cast<long long>(m.K) * (m.V - 1);
-      if (coords > model::kMaxDim) {
-        throw DataError("data error: /num_words " + std::to_string(m.V) + " with " + std::to_string(m.K) +
-                        " states makes " + std::to_string(coords) + " coordinates per particle, more than the " +
-                        std::to_string(model::kMaxDim) + " that fit in memory (docs/models.md#hmm)");
-      }
-    }
-    if (offsets.back() > (1 << 30) / (m.K + 1))
-      throw DataError(std::string("data error: /") + key + " has too many observations");
+    m.K = h.num_states;
+    m.V = h.num_symbols;
+    m.gaussian = h.gaussian;
+    m.initial_dirichlet = h.initial_dirichlet;
+    m.sigma_free = h.sigma_free;
+    if (h.gaussian && !h.sigma_free) m.sigma_fixed = h.sigma_fixed;
+    m.a_transition = h.transition_concentration;
+    m.a_emission = h.emission_concentration;
+    m.a_initial = h.initial_concentration;
+    m.sigma_scale = h.sigma_scale;
+    const std::vector<int>& offsets = h.sequence_offsets;
     m.S = static_cast<int>(offsets.size()) - 1;
     m.N = offsets.back();
-
     m.offsets = to_device_view("hmm::offsets", offsets);
-    m.symbols = to_device_view("hmm::symbols", syms);
-    m.y = to_device_view("hmm::y", ys);
-
-    // Gaussian: prior of the means, and σ.
-    m.mu_loc = VectorView("hmm::mu_loc", m.gaussian ? m.K : 0);
-    m.mu_scale = VectorView("hmm::mu_scale", m.gaussian ? m.K : 0);
-    if (m.gaussian) {
-      auto per_state = [&](const char* k, double fallback, bool positive) {
-        std::vector<double> v(m.K, fallback);
-        if (priors.contains(k)) {
-          const auto given = priors.at(k).get<std::vector<double>>();
-          if (given.size() != 1 && static_cast<int>(given.size()) != m.K)
-            throw ConfigError(std::string("config error: /model/priors/") + k + " has " + std::to_string(given.size()) +
-                              " entries, expected 1 or " + std::to_string(m.K) + " (num_states)");
-          for (int s = 0; s < m.K; ++s) {
-            v[s] = given.size() == 1 ? given[0] : given[s];
-            if (!std::isfinite(v[s]) || (positive && !(v[s] > 0.0)))
-              throw ConfigError(std::string("config error: /model/priors/") + k + " must hold finite numbers" +
-                                (positive ? " > 0" : ""));
-          }
-        }
-        return v;
-      };
-      const auto loc = per_state("mu_loc", 0.0, false), scale = per_state("mu_scale", 10.0, true);
-      m.mu_loc = to_device_view("hmm::mu_loc", loc);
-      m.mu_scale = to_device_view("hmm::mu_scale", scale);
-      m.sigma_free = !model.contains("sigma");
-      if (!m.sigma_free) m.sigma_fixed = model.at("sigma").get<double>();
-      if (!m.sigma_free && !(m.sigma_fixed > 0.0 && std::isfinite(m.sigma_fixed)))
-        throw ConfigError("config error: /model/sigma must be > 0");
-    }
-    for (auto [name, value] : {std::pair<const char*, double>{"transition_concentration", m.a_transition},
-                               {"emission_concentration", m.a_emission},
-                               {"initial_concentration", m.a_initial},
-                               {"sigma_scale", m.sigma_scale}}) {
-      if (!(value > 0.0) || !std::isfinite(value))
-        throw ConfigError(std::string("config error: /model/priors/") + name + " must be > 0");
-    }
+    m.symbols = to_device_view("hmm::symbols", h.symbols);
+    m.y = to_device_view("hmm::y", h.observations);
+    m.mu_loc = to_device_view("hmm::mu_loc", h.mu_loc);
+    m.mu_scale = to_device_view("hmm::mu_scale", h.mu_scale);
 
     // Layouts (see the file comment).
     const int K = m.K;
