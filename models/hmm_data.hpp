@@ -37,12 +37,12 @@ inline constexpr int kHmmMuScaleDefault = 10;
 
 /// \brief What a config and its data say about an HMM, read and checked, on the host.
 struct HmmDescription {
-  int num_states = 0;             ///< K
-  int num_symbols = 0;            ///< V: symbols 0..V-1 (categorical; 0 for gaussian)
-  bool gaussian = false;          ///< emission gaussian (else categorical)
-  bool initial_dirichlet = false; ///< initial distribution a parameter (else uniform)
-  bool sigma_free = false;        ///< gaussian: sigma a parameter
-  double sigma_fixed = 0.0;       ///< gaussian with /model/sigma: its value
+  int num_states = 0;              ///< K
+  int num_symbols = 0;             ///< V: symbols 0..V-1 (categorical; 0 for gaussian)
+  bool gaussian = false;           ///< emission gaussian (else categorical)
+  bool initial_dirichlet = false;  ///< initial distribution a parameter (else uniform)
+  bool sigma_free = false;         ///< gaussian: sigma a parameter
+  double sigma_fixed = 0.0;        ///< gaussian with /model/sigma: its value
   double transition_concentration = 0.0, emission_concentration = 0.0, initial_concentration = 0.0;
   double sigma_scale = 0.0;
   std::vector<double> mu_loc, mu_scale;  ///< gaussian: one per state
@@ -139,7 +139,8 @@ inline HmmDescription read_hmm(const nlohmann::json& model, const nlohmann::json
   h.sigma_scale = v.number("/model/priors/sigma_scale");
   if (!h.gaussian) {
     for (const char* k : {"/model/sigma", "/model/priors/mu_loc", "/model/priors/mu_scale"}) {
-      if (v.given(k)) throw ConfigError(std::string("config error: ") + k + " applies only to /model/emission gaussian");
+      if (v.given(k))
+        throw ConfigError(std::string("config error: ") + k + " applies only to /model/emission gaussian");
     }
   }
 
