@@ -261,6 +261,83 @@ struct Hmm {
     }
   };
 
+  // ---- device and host: the steps of the recurrences ------------------------
+  //
+  // The forward and backward steps below are the one implementation of the recursions:
+  // templated on the value type T, they run on doubles in forward() and backward() (one
+  // particle) and on Packs of kLanes particles in forward_backward_lanes(), which so
+  // performs, lane by lane, the scalar operations in the scalar order.
+
+  /// p[i] as p(i): the lane kernel's [param][lane] arrays read the way a Row is read.
+  template <class T>
+  struct Indexed {
+    T* p;
+    KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i) const { return p[i]; }
+  };
+
+  /// c_t = Σ_k pred_t(k) b_t(k): the normaliser of the forward step at t.
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T forward_normaliser(int K, const T* pred, const T* b) {
+    T c(0.0);
+    for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+    return c;
+  }
+
+  /// The rest of the forward step, given inv_c = 1 / c_t: α_t = pred_t ∘ b_t / c_t into
+  /// `alpha`, then the next prediction pred_{t+1} = α_t A into `pred` (A: K x K, row-major).
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static void forward_advance(int K, T* pred, const T* b, const T& inv_c, const T* A,
+                                                          T* alpha) {
+    for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
+    for (int k = 0; k < K; ++k) pred[k] = T(0.0);
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+  }
+
+  /// The backward step at t, with w_t(j) = b_t(j) β_t(j) / c_t (β scaled so that α_t ∘ β_t
+  /// is the posterior of s_t):
+  ///   d log L / db_t(j)  = pred_t(j) β_t(j) / c_t   (categorical: into dB(j, y_t) in gx),
+  ///   gaussian: γ_t(j) = pred_t(j) w_t(j) weighs d log N(y_t | μ_j, σ) / d(μ_j, σ) (μ into
+  ///     gx, σ into g_sigma; inv_var = 1 / σ²),
+  /// then, where t is not the first step of its sequence (alpha_prev = α_{t-1}, b_prev =
+  /// b_{t-1}):
+  ///   d log L / dA_ij   += α_{t-1}(i) w_t(j) (into g_A),   β_{t-1}(i) = Σ_j A_ij w_t(j),
+  /// and b_cur ← b_prev; at the first step (alpha_prev null): d log L / dπ_j += w_1(j).
+  /// `beta` and `b_cur` hold β_t and b_t on entry, β_{t-1} and b_{t-1} on return; `w` is
+  /// room for K values; `pred(j)` is pred_t(j), `x(i)` and `gx(i)` the parameter block and
+  /// its gradient.
+  template <int KC, class T, class Pred, class Params, class Grads>
+  KOKKOS_FORCEINLINE_FUNCTION void backward_step(int t, const T& inv_c, const Pred& pred, const T* alpha_prev,
+                                                 const T* b_prev, const T* A, const Params& x, const T& inv_var,
+                                                 T* beta, T* b_cur, T* w, T* g_A, const Grads& gx, T& g_sigma) const {
+    const int K = states<KC>();
+    for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
+    if (gaussian) {
+      const double yt = observations(t);
+      for (int j = 0; j < K; ++j) {
+        const T gamma = pred(j) * w[j], dy = yt - x(block_emission + j);
+        gx(block_emission + j) += gamma * dy * inv_var;
+        g_sigma += gamma * (dy * dy * inv_var - 1.0);
+      }
+    } else {
+      const int v = symbols(t);
+      for (int j = 0; j < K; ++j) gx(block_emission + j * num_symbols + v) += pred(j) * beta[j] * inv_c;
+    }
+    if (alpha_prev) {
+      for (int i = 0; i < K; ++i) {
+        T acc(0.0);
+        for (int j = 0; j < K; ++j) {
+          g_A[i * K + j] += alpha_prev[i] * w[j];
+          acc += A[i * K + j] * w[j];
+        }
+        beta[i] = acc;
+      }
+      for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
+    } else {
+      for (int j = 0; j < K; ++j) gx(block_initial + j) += w[j];
+    }
+  }
+
   /// Scaled forward pass: α_t = pred_t ∘ b_t / c_t with c_t = Σ_k pred_t(k) b_t(k), so
   /// log L = Σ_t log c_t (the c_t are multiplied up and their log taken only when the
   /// product gets small: one log per ~hundreds of steps instead of one per step).
@@ -278,19 +355,14 @@ struct Hmm {
       const int end = sequence_offsets(s + 1);
       for (int t = sequence_offsets(s); t < end; ++t) {
         ll += emission(t, b);
-        double c = 0.0;
-        for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+        const double c = forward_normaliser(K, pred, b);
         if (!(c > 0.0)) return -math::infinity();
         const double inv_c = 1.0 / c;
-        for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
         if (store.data) {
           for (int k = 0; k < K; ++k) store(t * K + k) = pred[k];
           store(num_observations * K + t) = inv_c;
         }
-        // The next prediction: pred_{t+1} = α_t A.
-        for (int k = 0; k < K; ++k) pred[k] = 0.0;
-        for (int i = 0; i < K; ++i)
-          for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+        forward_advance(K, pred, b, inv_c, A, alpha);
         // Keep the running product of the c_t (each <= 1 up to rounding) in (1e-200, ~1].
         if (c < 1e-100) {
           ll += math::log(c);
@@ -306,14 +378,11 @@ struct Hmm {
     return ll + math::log(product);
   }
 
-  /// Backward pass over the stored forward quantities: with w_t(j) = b_t(j) β_t(j) / c_t
-  /// (β scaled so that α_t ∘ β_t is the posterior of s_t),
-  ///   d log L / dA_ij   += α_{t-1}(i) w_t(j),   β_{t-1}(i) = Σ_j A_ij w_t(j),
-  ///   d log L / dπ_j    += w_1(j),
-  ///   d log L / db_t(j)  = pred_t(j) β_t(j) / c_t   (categorical: into dB(j, y_t)),
-  ///   gaussian: γ_t(j) = pred_t(j) w_t(j) weighs d log N(y_t | μ_j, σ) / d(μ_j, σ).
-  /// `A` is the local copy of the transition matrix; d log L / dA goes to the local
-  /// `g_A`, the rest is added into gx (both zeroed by the caller).
+  /// Backward pass over the stored forward quantities (backward_step at every t, from
+  /// the last of each sequence): pred_t and 1 / c_t are read from `store`, α_{t-1} is
+  /// recomputed from them (bitwise the forward pass's). `A` is the local copy of the
+  /// transition matrix; d log L / dA goes to the local `g_A`, the rest is added into gx
+  /// (both zeroed by the caller).
   template <int KC>
   KOKKOS_INLINE_FUNCTION void backward(const double* A, double* g_A, const Row& x, const Row& gx,
                                        const Row& store) const {
@@ -328,34 +397,14 @@ struct Hmm {
       emission(last, b_cur);
       for (int t = last; t >= first; --t) {
         const double inv_c = store(num_observations * K + t);
-        for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
-        if (gaussian) {
-          const double yt = observations(t);
-          for (int j = 0; j < K; ++j) {
-            const double gamma = store(t * K + j) * w[j], dy = yt - x(block_emission + j);
-            gx(block_emission + j) += gamma * dy * inv_var;
-            g_sigma += gamma * (dy * dy * inv_var - 1.0);
-          }
-        } else {
-          const int v = symbols(t);
-          for (int j = 0; j < K; ++j) gx(block_emission + j * num_symbols + v) += store(t * K + j) * beta[j] * inv_c;
-        }
-        if (t > first) {
+        const bool has_prev = t > first;
+        if (has_prev) {
           emission(t - 1, b_prev);
           const double inv_c_prev = store(num_observations * K + t - 1);
           for (int i = 0; i < K; ++i) alpha_prev[i] = store((t - 1) * K + i) * b_prev[i] * inv_c_prev;
-          for (int i = 0; i < K; ++i) {
-            double acc = 0.0;
-            for (int j = 0; j < K; ++j) {
-              g_A[i * K + j] += alpha_prev[i] * w[j];
-              acc += A[i * K + j] * w[j];
-            }
-            beta[i] = acc;
-          }
-          for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
-        } else {
-          for (int j = 0; j < K; ++j) gx(block_initial + j) += w[j];
         }
+        backward_step<KC>(t, inv_c, sub(store, t * K), has_prev ? alpha_prev : nullptr, b_prev, A, x, inv_var, beta,
+                          b_cur, w, g_A, gx, g_sigma);
       }
     }
     gx(block_sigma) += g_sigma / sigma;
@@ -614,22 +663,16 @@ struct Hmm {
     return top;
   }
 
-  /// One scaled forward step for every lane: c = Σ pred ∘ b, α = pred ∘ b / c, written
-  /// to `row` (pred, α, 1 / c), and pred ← α A. The operations of forward() in its order.
-  template <int KC, class P>
+  /// One scaled forward step for every lane (forward()'s step: forward_normaliser, then
+  /// forward_advance), keeping pred_t, α_t and 1 / c_t in `row`; c_t into `c`.
+  template <class P>
   static void forward_step_lanes(int K, P* pred, const P* b, const P* A, P* alpha, P* row, P& c) {
-    c = P(0.0);
-    for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+    c = forward_normaliser(K, pred, b);
     const P inv_c = 1.0 / c;
-    for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
-    for (int k = 0; k < K; ++k) {
-      row[k] = pred[k];
-      row[K + k] = alpha[k];
-    }
+    for (int k = 0; k < K; ++k) row[k] = pred[k];
+    forward_advance(K, pred, b, inv_c, A, alpha);
+    for (int k = 0; k < K; ++k) row[K + k] = alpha[k];
     row[2 * K] = inv_c;
-    for (int k = 0; k < K; ++k) pred[k] = P(0.0);
-    for (int i = 0; i < K; ++i)
-      for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
   }
 
   /// forward() then backward() for every lane, with the stored forward quantities
@@ -679,7 +722,7 @@ struct Hmm {
         } else {
           emission_lanes<KC>(t, X, b);
         }
-        forward_step_lanes<KC>(K, pred, b, A, alpha, buf + r * R, c);
+        forward_step_lanes(K, pred, b, A, alpha, buf + r * R, c);
         const P next = product * c;
         bool rare = false;
         for (int l = 0; l < kLanes; ++l) rare |= alive[l] != 0.0 && !(c[l] >= 1e-100 && next[l] >= 1e-200);
@@ -706,7 +749,7 @@ struct Hmm {
     }
     for (int l = 0; l < kLanes; ++l) ll[l] = alive[l] != 0.0 ? ll[l] + lane_log(product[l]) : -math::infinity();
 
-    // Backward: backward()'s recursion, segment by segment.
+    // Backward: backward_step at every t, segment by segment.
     P beta[KM], w[KM], b_cur[KM], b_prev[KM];
     const P sigma = X[block_sigma], inv_var = 1.0 / (sigma * sigma);
     P g_sigma(0.0);
@@ -722,40 +765,19 @@ struct Hmm {
           for (int k = 0; k < K; ++k) pred[k] = cp[k];
           for (int t = t0; t < t1; ++t) {
             emission_lanes<KC>(t, X, b);
-            forward_step_lanes<KC>(K, pred, b, A, alpha, buf + (t - t0) * R, c);
+            forward_step_lanes(K, pred, b, A, alpha, buf + (t - t0) * R, c);
           }
           in_buf = g;
         }
         for (int t = t1 - 1; t >= t0; --t) {
           const P* row = buf + (t - t0) * R;
-          const P inv_c = row[2 * K];
-          for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
-          if (gaussian) {
-            const double yt = observations(t);
-            for (int j = 0; j < K; ++j) {
-              const P gamma = row[j] * w[j], dy = yt - X[block_emission + j];
-              GX[block_emission + j] += gamma * dy * inv_var;
-              g_sigma += gamma * (dy * dy * inv_var - 1.0);
-            }
-          } else {
-            const int v = symbols(t);
-            for (int j = 0; j < K; ++j) GX[block_emission + j * num_symbols + v] += row[j] * beta[j] * inv_c;
-          }
+          const P* alpha_prev = nullptr;
           if (t > first) {
             emission_lanes<KC>(t - 1, X, b_prev);
-            const P* alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
-            for (int i = 0; i < K; ++i) {
-              P acc(0.0);
-              for (int j = 0; j < K; ++j) {
-                g_A[i * K + j] += alpha_prev[i] * w[j];
-                acc += A[i * K + j] * w[j];
-              }
-              beta[i] = acc;
-            }
-            for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
-          } else {
-            for (int j = 0; j < K; ++j) GX[block_initial + j] += w[j];
+            alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
           }
+          backward_step<KC>(t, row[2 * K], Indexed<const P>{row}, alpha_prev, b_prev, A, Indexed<const P>{X}, inv_var,
+                            beta, b_cur, w, g_A, Indexed<P>{GX}, g_sigma);
         }
       }
       base += segments;
