@@ -205,21 +205,60 @@ struct Hmm {
     }
   }
 
-  /// Gaussian densities of observation t in every state, divided by their largest one
-  /// (so no state underflows when y_t is far from every mean); returns the log of that
-  /// factor.
-  template <int KC = 0>
-  KOKKOS_INLINE_FUNCTION double gaussian_emission(int t, const Row& mu, double sigma, double* b) const {
+  /// p[i] as p(i): the lane kernel's [param][lane] arrays read the way a Row is read.
+  template <class T>
+  struct Indexed {
+    T* p;
+    KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i) const { return p[i]; }
+  };
+  template <class T>
+  static Indexed<T> sub(const Indexed<T>& r, int offset) {
+    return Indexed<T>{r.p + offset};
+  }
+
+  /// The larger of a and b (a where a > b); lane by lane for Packs.
+  KOKKOS_FORCEINLINE_FUNCTION static double larger(double a, double b) { return a > b ? a : b; }
+  template <class P>
+  static P larger(const P& a, const P& b) {
+    P r;
+    HMC_LANES_LOOP r[l] = a[l] > b[l] ? a[l] : b[l];
+    return r;
+  }
+
+  /// Gaussian densities of observation t in every state (means mu(k), sd sigma) into b,
+  /// divided by their largest one (so no state underflows when y_t is far from every
+  /// mean); returns the log of that factor, less log σ + ½ log 2π. On doubles, or on
+  /// Packs for the lane kernel (whose exp is then the vector one, a few ulp apart).
+  template <int KC, class T, class Means>
+  KOKKOS_FORCEINLINE_FUNCTION T gaussian_scaled(int t, const Means& mu, const T& sigma, T* b) const {
     const int K = states<KC>();
     const double yt = observations(t);
-    double top = -math::infinity();
+    T top(-math::infinity());
     for (int k = 0; k < K; ++k) {
-      const double z = (yt - mu(k)) / sigma;
+      const T z = (yt - mu(k)) / sigma;
       b[k] = -0.5 * z * z;
-      top = b[k] > top ? b[k] : top;
+      top = larger(b[k], top);
     }
     for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
-    return top - math::log(sigma) - 0.5 * math::log(2.0 * math::pi());
+    return top;
+  }
+
+  /// Gaussian densities of observation t in every state, divided by their largest one;
+  /// returns the log of that factor.
+  template <int KC = 0>
+  KOKKOS_INLINE_FUNCTION double gaussian_emission(int t, const Row& mu, double sigma, double* b) const {
+    return gaussian_scaled<KC>(t, mu, sigma, b) - math::log(sigma) - 0.5 * math::log(2.0 * math::pi());
+  }
+
+  /// Emission probabilities of observation t in every state into b, read from the
+  /// parameter block x (a Row, or the lane kernel's Packs as Indexed): categorical: row
+  /// y_t of B, returns 0; gaussian: gaussian_scaled.
+  template <int KC, class T, class Params>
+  KOKKOS_FORCEINLINE_FUNCTION T emission_from_block(int t, const Params& x, T* b) const {
+    if (gaussian) return gaussian_scaled<KC>(t, sub(x, block_emission), x(block_sigma), b);
+    const int v = symbols(t), K = states<KC>();
+    for (int k = 0; k < K; ++k) b[k] = x(block_emission + k * num_symbols + v);
+    return T(0.0);
   }
 
   /// Emission probabilities computed from q on demand (log_density: no scratch).
@@ -248,16 +287,14 @@ struct Hmm {
     }
   };
 
-  /// Emission probabilities read from the parameters' scratch copy x.
+  /// Emission probabilities read from the parameter block x (emission_from_block).
   template <int KC>
   struct EmissionFromScratch {
     const Hmm* m;
     Row x;
     KOKKOS_INLINE_FUNCTION double operator()(int t, double* b) const {
-      if (m->gaussian) return m->gaussian_emission<KC>(t, sub(x, m->block_emission), x(m->block_sigma), b);
-      const int v = m->symbols(t), K = m->states<KC>();
-      for (int k = 0; k < K; ++k) b[k] = x(m->block_emission + k * m->num_symbols + v);
-      return 0.0;
+      const double top = m->emission_from_block<KC>(t, x, b);
+      return m->gaussian ? top - math::log(x(m->block_sigma)) - 0.5 * math::log(2.0 * math::pi()) : top;
     }
   };
 
@@ -267,13 +304,6 @@ struct Hmm {
   // templated on the value type T, they run on doubles in forward() and backward() (one
   // particle) and on Packs of kLanes particles in forward_backward_lanes(), which so
   // performs, lane by lane, the scalar operations in the scalar order.
-
-  /// p[i] as p(i): the lane kernel's [param][lane] arrays read the way a Row is read.
-  template <class T>
-  struct Indexed {
-    T* p;
-    KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i) const { return p[i]; }
-  };
 
   /// c_t = Σ_k pred_t(k) b_t(k): the normaliser of the forward step at t.
   template <class T>
@@ -639,30 +669,6 @@ struct Hmm {
     return Row{block[0].lanes() + l, kLanes};
   }
 
-  /// Emission probabilities of observation t in every state for every lane, from the
-  /// parameters X ([param][lane]); gaussian: scaled by their largest one per lane, whose
-  /// log (less log σ + ½ log 2π, which the caller adds) is returned. The same arithmetic
-  /// as EmissionFromScratch but for exp, which is the vector one (a few ulp apart).
-  template <int KC, class P>
-  P emission_lanes(int t, const P* X, P* b) const {
-    const int K = states<KC>();
-    if (!gaussian) {
-      const int v = symbols(t);
-      for (int k = 0; k < K; ++k) b[k] = X[block_emission + k * num_symbols + v];
-      return P(0.0);
-    }
-    const double yt = observations(t);
-    const P sigma = X[block_sigma];
-    P top(-math::infinity());
-    for (int k = 0; k < K; ++k) {
-      const P z = (yt - X[block_emission + k]) / sigma;
-      b[k] = -0.5 * z * z;
-      HMC_LANES_LOOP top[l] = b[k][l] > top[l] ? b[k][l] : top[l];
-    }
-    for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
-    return top;
-  }
-
   /// One scaled forward step for every lane (forward()'s step: forward_normaliser, then
   /// forward_advance), keeping pred_t, α_t and 1 / c_t in `row`; c_t into `c`.
   template <class P>
@@ -688,6 +694,7 @@ struct Hmm {
     const int K = states<KC>();
     constexpr int KM = KC > 0 ? KC : kMaxStates;
     const int C = lane_segment_steps, R = 2 * K + 1;
+    const Indexed<const P> params{X};
     P A[KM * KM], g_A[KM * KM], pi[KM], pred[KM], alpha[KM], b[KM], c;
     for (int k = 0; k < K * K; ++k) {
       A[k] = X[k];
@@ -718,9 +725,9 @@ struct Hmm {
           }
         }
         if (gaussian) {
-          ll += emission_lanes<KC>(t, X, b) - log_sigma - gaussian_const;
+          ll += emission_from_block<KC>(t, params, b) - log_sigma - gaussian_const;
         } else {
-          emission_lanes<KC>(t, X, b);
+          emission_from_block<KC>(t, params, b);
         }
         forward_step_lanes(K, pred, b, A, alpha, buf + r * R, c);
         const P next = product * c;
@@ -757,14 +764,14 @@ struct Hmm {
     for (int s = 0; s < num_sequences; ++s) {
       const int first = sequence_offsets(s), end = sequence_offsets(s + 1), segments = (end - first + C - 1) / C;
       for (int k = 0; k < K; ++k) beta[k] = P(1.0);
-      emission_lanes<KC>(end - 1, X, b_cur);
+      emission_from_block<KC>(end - 1, params, b_cur);
       for (int m = segments - 1; m >= 0; --m) {
         const int g = base + m, t0 = first + m * C, t1 = t0 + C < end ? t0 + C : end;
         const P* cp = ck + 2 * K * g;
         if (g != in_buf) {
           for (int k = 0; k < K; ++k) pred[k] = cp[k];
           for (int t = t0; t < t1; ++t) {
-            emission_lanes<KC>(t, X, b);
+            emission_from_block<KC>(t, params, b);
             forward_step_lanes(K, pred, b, A, alpha, buf + (t - t0) * R, c);
           }
           in_buf = g;
@@ -773,11 +780,11 @@ struct Hmm {
           const P* row = buf + (t - t0) * R;
           const P* alpha_prev = nullptr;
           if (t > first) {
-            emission_lanes<KC>(t - 1, X, b_prev);
+            emission_from_block<KC>(t - 1, params, b_prev);
             alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
           }
-          backward_step<KC>(t, row[2 * K], Indexed<const P>{row}, alpha_prev, b_prev, A, Indexed<const P>{X}, inv_var,
-                            beta, b_cur, w, g_A, Indexed<P>{GX}, g_sigma);
+          backward_step<KC>(t, row[2 * K], Indexed<const P>{row}, alpha_prev, b_prev, A, params, inv_var, beta, b_cur,
+                            w, g_A, Indexed<P>{GX}, g_sigma);
         }
       }
       base += segments;

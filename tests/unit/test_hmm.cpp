@@ -442,6 +442,54 @@ TEST(Hmm, GaussianNamesAndNote) {
   EXPECT_EQ(m.note(), "");
 }
 
+TEST(Hmm, DescriptionTakesItsDefaultsFromTheKeys) {
+  using hmc::models::read_hmm;
+  const auto keys = hmc::models::hmm_config_keys();
+  const auto default_of = [&](const std::string& pointer) {
+    const auto* k = hmc::keys::find(keys, pointer);
+    EXPECT_NE(k, nullptr) << pointer;
+    return k ? k->default_value.get<double>() : std::nan("");
+  };
+  const auto h = read_hmm(gaussian(3), {{"y", {{0.5, 1.0}, {2.0}}}});
+  EXPECT_EQ(h.num_states, 3);
+  EXPECT_TRUE(h.gaussian);
+  EXPECT_TRUE(h.sigma_free);
+  EXPECT_FALSE(h.initial_dirichlet);
+  EXPECT_EQ(h.transition_concentration, default_of("/model/priors/transition_concentration"));
+  EXPECT_EQ(h.emission_concentration, default_of("/model/priors/emission_concentration"));
+  EXPECT_EQ(h.initial_concentration, default_of("/model/priors/initial_concentration"));
+  EXPECT_EQ(h.sigma_scale, default_of("/model/priors/sigma_scale"));
+  EXPECT_EQ(h.mu_loc, std::vector<double>(3, hmc::models::kHmmMuLocDefault));
+  EXPECT_EQ(h.mu_scale, std::vector<double>(3, hmc::models::kHmmMuScaleDefault));
+  EXPECT_EQ(h.sequence_offsets, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(h.observations, (std::vector<double>{0.5, 1.0, 2.0}));
+  EXPECT_TRUE(h.symbols.empty());
+
+  // Given values; one per-state entry stands for every state.
+  const auto g = read_hmm(
+      gaussian(2, {{"sigma", 0.7},
+                   {"initial", "dirichlet"},
+                   {"priors", {{"mu_scale", {3.0}}, {"mu_loc", {-1.0, 2.0}}, {"transition_concentration", 2.5}}}}),
+      {{"y", {1.0}}});
+  EXPECT_FALSE(g.sigma_free);
+  EXPECT_EQ(g.sigma_fixed, 0.7);
+  EXPECT_TRUE(g.initial_dirichlet);
+  EXPECT_EQ(g.mu_scale, (std::vector<double>{3.0, 3.0}));
+  EXPECT_EQ(g.mu_loc, (std::vector<double>{-1.0, 2.0}));
+  EXPECT_EQ(g.transition_concentration, 2.5);
+
+  // Categorical: the symbols of every sequence; without num_words, V is the largest + 1.
+  const auto c = read_hmm(categorical(), {{"num_states", 2}, {"words", {{0, 4}, {2}}}});
+  EXPECT_EQ(c.num_states, 2);
+  EXPECT_EQ(c.num_symbols, 5);
+  EXPECT_EQ(c.symbols, (std::vector<int>{0, 4, 2}));
+  EXPECT_EQ(c.sequence_offsets, (std::vector<int>{0, 2, 3}));
+  EXPECT_TRUE(c.mu_loc.empty());
+  EXPECT_TRUE(c.observations.empty());
+  // The config's num_states overrides the data's.
+  EXPECT_EQ(read_hmm(categorical({{"num_states", 4}}), {{"num_states", 2}, {"words", {0, 1}}}).num_states, 4);
+}
+
 template <class Error>
 void expect_error(const json& model, const json& data, const std::string& needle) {
   try {
