@@ -12,12 +12,19 @@
 ///
 /// Unconstrained layout of q (dim()):
 ///   transition rows   K (K - 1)   stick-breaking, row i at i (K - 1)
-///   emission          K (V - 1)   categorical: stick-breaking, row k at u_emit + k (V - 1)
+///   emission          K (V - 1)   categorical: stick-breaking, row k at q_emission + k (V - 1)
 ///                     K           gaussian: ordered transform of μ
 ///   sigma             1           only when σ is a parameter: σ = exp(q)
 ///   initial           K - 1       only when /model/initial is "dirichlet"
 /// Constrained layout (constrain(), parameter_names()): transition[i,j] (row-major),
 /// emission[k,v] or mu[k], then sigma and initial[k] where they are parameters.
+/// The parameter block x that the kernels read (in scratch) has that layout too, with σ
+/// and π always present (block_sigma, block_initial).
+///
+/// K, V, S and N are the members num_states, num_symbols, num_sequences and
+/// num_observations; the kernels name the first two K and V locally. The config and data
+/// are read by models/hmm_data.hpp into an HmmDescription, which from_config builds the
+/// model from: this file holds the model and its kernels.
 ///
 /// Log density = forward-algorithm log-likelihood + log priors + log|J|, up to an
 /// additive constant (Dirichlet and Normal normalisers are dropped; the likelihood is
@@ -31,7 +38,7 @@
 /// computes the emission probabilities from q as it goes (categorical: O(V) per
 /// observation, as it cannot hold the K x V matrix without scratch); it is used only at
 /// initialisation, by `hmc diagnose` and in tests. log_density(q, scratch) builds the
-/// parameters into nx scratch doubles and runs the forward pass alone on them: the
+/// parameters into block_size scratch doubles (the parameter block x) and runs the forward pass alone on them: the
 /// finite differences of `hmc diagnose` use it. log_density_gradient(q, grad,
 /// scratch) builds the constrained parameters and their gradients in the particle's
 /// scratch row, runs the forward pass keeping the one-step predictions
@@ -50,13 +57,13 @@
 /// scalar order, so for categorical emissions it is bitwise log_density_gradient(q,
 /// grad, scratch); gaussian emissions use the vector exp (a few ulp apart).
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/core/errors.hpp"
-#include "hmc/core/text.hpp"
 #include "hmc/keys/key.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/transforms.hpp"
+#include "hmm_data.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -71,34 +78,48 @@ namespace hmc::models {
 
 struct Hmm {
   /// Largest number of hidden states (size of the per-particle local arrays).
-  static constexpr int kMaxStates = 16;
+  static constexpr int kMaxStates = kHmmMaxStates;
 
-  int K = 0;  ///< hidden states
-  int V = 0;  ///< symbols (categorical emissions)
-  int S = 0;  ///< observation sequences
-  int N = 0;  ///< observations in all sequences together
-  bool gaussian = false;
-  bool sigma_free = false;
-  bool initial_dirichlet = false;
-  double sigma_fixed = 1.0;
-  double a_transition = 1.0, a_emission = 0.1, a_initial = 1.0, sigma_scale = 1.0;
-  VectorView mu_loc, mu_scale;              ///< per state (gaussian)
-  Kokkos::View<int*, MemSpace> offsets;     ///< S + 1: sequence s is [offsets(s), offsets(s + 1))
-  Kokkos::View<int*, MemSpace> symbols;     ///< N symbols 0..V-1 (categorical)
-  VectorView y;                             ///< N observations (gaussian)
-  int u_emit = 0, u_sigma = 0, u_init = 0;  ///< offsets in q
-  int d = 0;                                ///< dim()
-  int c_sigma = 0, c_init = 0, p = 0;       ///< offsets in constrain()'s output; p = num_params()
-  int s_emit = 0, s_sigma = 0, s_init = 0;  ///< offsets in the scratch copy x of the parameters
-  int nx = 0;                               ///< size of x (σ and π always present there)
-  int lane_seg_len = 1, lane_nseg = 0;      ///< lane gradient: steps per segment, segments of all sequences
+  // The model, read from its description (models/hmm_data.hpp).
+  int num_states = 0;              ///< K hidden states (at most kMaxStates)
+  int num_symbols = 0;             ///< V symbols 0..V-1 (categorical emissions; 0 for gaussian)
+  int num_sequences = 0;           ///< S observation sequences
+  int num_observations = 0;        ///< N observations in all sequences together
+  bool gaussian = false;           ///< gaussian emissions (else categorical)
+  bool sigma_free = false;         ///< gaussian: σ is a parameter (else sigma_fixed)
+  bool initial_dirichlet = false;  ///< the initial distribution is a parameter (else uniform)
+  double sigma_fixed = 1.0;        ///< σ where it is not a parameter (1, unused, for categorical emissions)
+  /// Prior settings: the Dirichlet concentrations and the half-normal scale of σ.
+  double transition_concentration = 0.0, emission_concentration = 0.0, initial_concentration = 0.0;
+  double sigma_scale = 0.0;
+  VectorView mu_loc, mu_scale;  ///< gaussian: prior of each state's mean
+  Kokkos::View<int*, MemSpace>
+      sequence_offsets;                  ///< S + 1: sequence s is [sequence_offsets(s), sequence_offsets(s + 1))
+  Kokkos::View<int*, MemSpace> symbols;  ///< N symbols 0..V-1 (categorical)
+  VectorView observations;               ///< N observations (gaussian)
 
-  int dim() const { return d; }
-  int num_params() const { return p; }
-  /// x (nx), d log L / dx (nx), then pred_t(k) (N K) and 1 / c_t (N).
-  int scratch_size() const { return 2 * nx + N * K + N; }
+  // Layouts (see the file comment); the transition block starts at 0 in each.
+  /// Offsets in q (unconstrained): the emission block, σ, the initial distribution.
+  int q_emission = 0, q_sigma = 0, q_initial = 0;
+  int dim_ = 0;  ///< size of q: dim()
+  /// Offsets in constrain()'s output (the draws): the emission block (emission or mu), σ, initial.
+  int draw_emission = 0, draw_sigma = 0, draw_initial = 0;
+  int num_params_ = 0;  ///< size of constrain()'s output: num_params()
+  /// Offsets in the parameter block x (the constrained parameters as the kernels read
+  /// them, in scratch): the emission block, σ, the initial distribution (σ and π are
+  /// always there, fixed or not).
+  int block_emission = 0, block_sigma = 0, block_initial = 0;
+  int block_size = 0;          ///< size of x
+  int lane_segment_steps = 1;  ///< lane gradient: steps per checkpointed segment
+  int lane_segments = 0;       ///< lane gradient: segments of all sequences together
+
+  int dim() const { return dim_; }
+  int num_params() const { return num_params_; }
+  /// x (block_size), d log L / dx (block_size), then pred_t(k) (N K) and 1 / c_t (N).
+  int scratch_size() const { return 2 * block_size + num_observations * num_states + num_observations; }
 
   std::vector<std::string> parameter_names() const {
+    const int K = num_states, V = num_symbols;
     std::vector<std::string> names;
     auto idx = [](int a, int b) { return "[" + std::to_string(a + 1) + "," + std::to_string(b + 1) + "]"; };
     for (int i = 0; i < K; ++i)
@@ -125,6 +146,7 @@ struct Hmm {
 
   /// \brief A remark for the user about reading the output ("" when there is none).
   std::string note() const {
+    const int K = num_states;
     if (gaussian || K < 2) return "";
     return "state labels can switch between particles: the " + std::to_string(K) +
            " hidden states are exchangeable under the prior, so particles may settle on different orderings of "
@@ -139,7 +161,7 @@ struct Hmm {
   /// `const int K = states<KC>()`, shadowing the member on purpose.
   template <int KC>
   KOKKOS_INLINE_FUNCTION int states() const {
-    return KC > 0 ? KC : K;
+    return KC > 0 ? KC : num_states;
   }
 
   /// Calls f(std::integral_constant<int, KC>{}) with KC = K for K = 2..6 (loops over
@@ -183,21 +205,60 @@ struct Hmm {
     }
   }
 
-  /// Gaussian densities of observation t in every state, divided by their largest one
-  /// (so no state underflows when y_t is far from every mean); returns the log of that
-  /// factor.
-  template <int KC = 0>
-  KOKKOS_INLINE_FUNCTION double gaussian_emission(int t, const Row& mu, double sigma, double* b) const {
+  /// p[i] as p(i): the lane kernel's [param][lane] arrays read the way a Row is read.
+  template <class T>
+  struct Indexed {
+    T* p;
+    KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i) const { return p[i]; }
+  };
+  template <class T>
+  static Indexed<T> sub(const Indexed<T>& r, int offset) {
+    return Indexed<T>{r.p + offset};
+  }
+
+  /// The larger of a and b (a where a > b); lane by lane for Packs.
+  KOKKOS_FORCEINLINE_FUNCTION static double larger(double a, double b) { return a > b ? a : b; }
+  template <class P>
+  static P larger(const P& a, const P& b) {
+    P r;
+    HMC_LANES_LOOP r[l] = a[l] > b[l] ? a[l] : b[l];
+    return r;
+  }
+
+  /// Gaussian densities of observation t in every state (means mu(k), sd sigma) into b,
+  /// divided by their largest one (so no state underflows when y_t is far from every
+  /// mean); returns the log of that factor, less log σ + ½ log 2π. On doubles, or on
+  /// Packs for the lane kernel (whose exp is then the vector one, a few ulp apart).
+  template <int KC, class T, class Means>
+  KOKKOS_FORCEINLINE_FUNCTION T gaussian_scaled(int t, const Means& mu, const T& sigma, T* b) const {
     const int K = states<KC>();
-    const double yt = y(t);
-    double top = -math::infinity();
+    const double yt = observations(t);
+    T top(-math::infinity());
     for (int k = 0; k < K; ++k) {
-      const double z = (yt - mu(k)) / sigma;
+      const T z = (yt - mu(k)) / sigma;
       b[k] = -0.5 * z * z;
-      top = b[k] > top ? b[k] : top;
+      top = larger(b[k], top);
     }
     for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
-    return top - math::log(sigma) - 0.5 * math::log(2.0 * math::pi());
+    return top;
+  }
+
+  /// Gaussian densities of observation t in every state, divided by their largest one;
+  /// returns the log of that factor.
+  template <int KC = 0>
+  KOKKOS_INLINE_FUNCTION double gaussian_emission(int t, const Row& mu, double sigma, double* b) const {
+    return gaussian_scaled<KC>(t, mu, sigma, b) - math::log(sigma) - 0.5 * math::log(2.0 * math::pi());
+  }
+
+  /// Emission probabilities of observation t in every state into b, read from the
+  /// parameter block x (a Row, or the lane kernel's Packs as Indexed): categorical: row
+  /// y_t of B, returns 0; gaussian: gaussian_scaled.
+  template <int KC, class T, class Params>
+  KOKKOS_FORCEINLINE_FUNCTION T emission_from_block(int t, const Params& x, T* b) const {
+    if (gaussian) return gaussian_scaled<KC>(t, sub(x, block_emission), x(block_sigma), b);
+    const int v = symbols(t), K = states<KC>();
+    for (int k = 0; k < K; ++k) b[k] = x(block_emission + k * num_symbols + v);
+    return T(0.0);
   }
 
   /// Emission probabilities computed from q on demand (log_density: no scratch).
@@ -209,10 +270,10 @@ struct Hmm {
     KOKKOS_INLINE_FUNCTION double operator()(int t, double* b) const {
       if (m->gaussian) return m->gaussian_emission(t, mu, sigma, b);
       // log B(k, v) = Σ_{u<v} log(1 - z_u) + log z_v (no z_v for the last symbol).
-      const int v = m->symbols(t), V = m->V;
+      const int v = m->symbols(t), V = m->num_symbols;
       double top = -math::infinity();
-      for (int k = 0; k < m->K; ++k) {
-        const Row yk = sub(q, m->u_emit + k * (V - 1));
+      for (int k = 0; k < m->num_states; ++k) {
+        const Row yk = sub(q, m->q_emission + k * (V - 1));
         double lb = 0.0;
         for (int u = 0; u <= v && u < V - 1; ++u) {
           const double s = yk(u) - math::log(static_cast<double>(V - 1 - u));
@@ -221,23 +282,91 @@ struct Hmm {
         b[k] = lb;
         top = lb > top ? lb : top;
       }
-      for (int k = 0; k < m->K; ++k) b[k] = math::exp(b[k] - top);
+      for (int k = 0; k < m->num_states; ++k) b[k] = math::exp(b[k] - top);
       return top;
     }
   };
 
-  /// Emission probabilities read from the parameters' scratch copy x.
+  /// Emission probabilities read from the parameter block x (emission_from_block).
   template <int KC>
   struct EmissionFromScratch {
     const Hmm* m;
     Row x;
     KOKKOS_INLINE_FUNCTION double operator()(int t, double* b) const {
-      if (m->gaussian) return m->gaussian_emission<KC>(t, sub(x, m->s_emit), x(m->s_sigma), b);
-      const int v = m->symbols(t), K = m->states<KC>();
-      for (int k = 0; k < K; ++k) b[k] = x(m->s_emit + k * m->V + v);
-      return 0.0;
+      const double top = m->emission_from_block<KC>(t, x, b);
+      return m->gaussian ? top - math::log(x(m->block_sigma)) - 0.5 * math::log(2.0 * math::pi()) : top;
     }
   };
+
+  // ---- device and host: the steps of the recurrences ------------------------
+  //
+  // The forward and backward steps below are the one implementation of the recursions:
+  // templated on the value type T, they run on doubles in forward() and backward() (one
+  // particle) and on Packs of kLanes particles in forward_backward_lanes(), which so
+  // performs, lane by lane, the scalar operations in the scalar order.
+
+  /// c_t = Σ_k pred_t(k) b_t(k): the normaliser of the forward step at t.
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T forward_normaliser(int K, const T* pred, const T* b) {
+    T c(0.0);
+    for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+    return c;
+  }
+
+  /// The rest of the forward step, given inv_c = 1 / c_t: α_t = pred_t ∘ b_t / c_t into
+  /// `alpha`, then the next prediction pred_{t+1} = α_t A into `pred` (A: K x K, row-major).
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static void forward_advance(int K, T* pred, const T* b, const T& inv_c, const T* A,
+                                                          T* alpha) {
+    for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
+    for (int k = 0; k < K; ++k) pred[k] = T(0.0);
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+  }
+
+  /// The backward step at t, with w_t(j) = b_t(j) β_t(j) / c_t (β scaled so that α_t ∘ β_t
+  /// is the posterior of s_t):
+  ///   d log L / db_t(j)  = pred_t(j) β_t(j) / c_t   (categorical: into dB(j, y_t) in gx),
+  ///   gaussian: γ_t(j) = pred_t(j) w_t(j) weighs d log N(y_t | μ_j, σ) / d(μ_j, σ) (μ into
+  ///     gx, σ into g_sigma; inv_var = 1 / σ²),
+  /// then, where t is not the first step of its sequence (alpha_prev = α_{t-1}, b_prev =
+  /// b_{t-1}):
+  ///   d log L / dA_ij   += α_{t-1}(i) w_t(j) (into g_A),   β_{t-1}(i) = Σ_j A_ij w_t(j),
+  /// and b_cur ← b_prev; at the first step (alpha_prev null): d log L / dπ_j += w_1(j).
+  /// `beta` and `b_cur` hold β_t and b_t on entry, β_{t-1} and b_{t-1} on return; `w` is
+  /// room for K values; `pred(j)` is pred_t(j), `x(i)` and `gx(i)` the parameter block and
+  /// its gradient.
+  template <int KC, class T, class Pred, class Params, class Grads>
+  KOKKOS_FORCEINLINE_FUNCTION void backward_step(int t, const T& inv_c, const Pred& pred, const T* alpha_prev,
+                                                 const T* b_prev, const T* A, const Params& x, const T& inv_var,
+                                                 T* beta, T* b_cur, T* w, T* g_A, const Grads& gx, T& g_sigma) const {
+    const int K = states<KC>();
+    for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
+    if (gaussian) {
+      const double yt = observations(t);
+      for (int j = 0; j < K; ++j) {
+        const T gamma = pred(j) * w[j], dy = yt - x(block_emission + j);
+        gx(block_emission + j) += gamma * dy * inv_var;
+        g_sigma += gamma * (dy * dy * inv_var - 1.0);
+      }
+    } else {
+      const int v = symbols(t);
+      for (int j = 0; j < K; ++j) gx(block_emission + j * num_symbols + v) += pred(j) * beta[j] * inv_c;
+    }
+    if (alpha_prev) {
+      for (int i = 0; i < K; ++i) {
+        T acc(0.0);
+        for (int j = 0; j < K; ++j) {
+          g_A[i * K + j] += alpha_prev[i] * w[j];
+          acc += A[i * K + j] * w[j];
+        }
+        beta[i] = acc;
+      }
+      for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
+    } else {
+      for (int j = 0; j < K; ++j) gx(block_initial + j) += w[j];
+    }
+  }
 
   /// Scaled forward pass: α_t = pred_t ∘ b_t / c_t with c_t = Σ_k pred_t(k) b_t(k), so
   /// log L = Σ_t log c_t (the c_t are multiplied up and their log taken only when the
@@ -251,24 +380,19 @@ struct Hmm {
     const int K = states<KC>();
     double alpha[kMaxStates], pred[kMaxStates], b[kMaxStates];
     double ll = 0.0, product = 1.0;
-    for (int s = 0; s < S; ++s) {
+    for (int s = 0; s < num_sequences; ++s) {
       for (int k = 0; k < K; ++k) pred[k] = pi[k];
-      const int end = offsets(s + 1);
-      for (int t = offsets(s); t < end; ++t) {
+      const int end = sequence_offsets(s + 1);
+      for (int t = sequence_offsets(s); t < end; ++t) {
         ll += emission(t, b);
-        double c = 0.0;
-        for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+        const double c = forward_normaliser(K, pred, b);
         if (!(c > 0.0)) return -math::infinity();
         const double inv_c = 1.0 / c;
-        for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
         if (store.data) {
           for (int k = 0; k < K; ++k) store(t * K + k) = pred[k];
-          store(N * K + t) = inv_c;
+          store(num_observations * K + t) = inv_c;
         }
-        // The next prediction: pred_{t+1} = α_t A.
-        for (int k = 0; k < K; ++k) pred[k] = 0.0;
-        for (int i = 0; i < K; ++i)
-          for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
+        forward_advance(K, pred, b, inv_c, A, alpha);
         // Keep the running product of the c_t (each <= 1 up to rounding) in (1e-200, ~1].
         if (c < 1e-100) {
           ll += math::log(c);
@@ -284,59 +408,36 @@ struct Hmm {
     return ll + math::log(product);
   }
 
-  /// Backward pass over the stored forward quantities: with w_t(j) = b_t(j) β_t(j) / c_t
-  /// (β scaled so that α_t ∘ β_t is the posterior of s_t),
-  ///   d log L / dA_ij   += α_{t-1}(i) w_t(j),   β_{t-1}(i) = Σ_j A_ij w_t(j),
-  ///   d log L / dπ_j    += w_1(j),
-  ///   d log L / db_t(j)  = pred_t(j) β_t(j) / c_t   (categorical: into dB(j, y_t)),
-  ///   gaussian: γ_t(j) = pred_t(j) w_t(j) weighs d log N(y_t | μ_j, σ) / d(μ_j, σ).
-  /// `A` is the local copy of the transition matrix; d log L / dA goes to the local
-  /// `g_A`, the rest is added into gx (both zeroed by the caller).
+  /// Backward pass over the stored forward quantities (backward_step at every t, from
+  /// the last of each sequence): pred_t and 1 / c_t are read from `store`, α_{t-1} is
+  /// recomputed from them (bitwise the forward pass's). `A` is the local copy of the
+  /// transition matrix; d log L / dA goes to the local `g_A`, the rest is added into gx
+  /// (both zeroed by the caller).
   template <int KC>
   KOKKOS_INLINE_FUNCTION void backward(const double* A, double* g_A, const Row& x, const Row& gx,
                                        const Row& store) const {
     const int K = states<KC>();
     double beta[kMaxStates], w[kMaxStates], b_cur[kMaxStates], b_prev[kMaxStates], alpha_prev[kMaxStates];
     const EmissionFromScratch<KC> emission{this, x};
-    const double sigma = x(s_sigma), inv_var = 1.0 / (sigma * sigma);
+    const double sigma = x(block_sigma), inv_var = 1.0 / (sigma * sigma);
     double g_sigma = 0.0;
-    for (int s = 0; s < S; ++s) {
-      const int first = offsets(s), last = offsets(s + 1) - 1;
+    for (int s = 0; s < num_sequences; ++s) {
+      const int first = sequence_offsets(s), last = sequence_offsets(s + 1) - 1;
       for (int k = 0; k < K; ++k) beta[k] = 1.0;
       emission(last, b_cur);
       for (int t = last; t >= first; --t) {
-        const double inv_c = store(N * K + t);
-        for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
-        if (gaussian) {
-          const double yt = y(t);
-          for (int j = 0; j < K; ++j) {
-            const double gamma = store(t * K + j) * w[j], dy = yt - x(s_emit + j);
-            gx(s_emit + j) += gamma * dy * inv_var;
-            g_sigma += gamma * (dy * dy * inv_var - 1.0);
-          }
-        } else {
-          const int v = symbols(t);
-          for (int j = 0; j < K; ++j) gx(s_emit + j * V + v) += store(t * K + j) * beta[j] * inv_c;
-        }
-        if (t > first) {
+        const double inv_c = store(num_observations * K + t);
+        const bool has_prev = t > first;
+        if (has_prev) {
           emission(t - 1, b_prev);
-          const double inv_c_prev = store(N * K + t - 1);
+          const double inv_c_prev = store(num_observations * K + t - 1);
           for (int i = 0; i < K; ++i) alpha_prev[i] = store((t - 1) * K + i) * b_prev[i] * inv_c_prev;
-          for (int i = 0; i < K; ++i) {
-            double acc = 0.0;
-            for (int j = 0; j < K; ++j) {
-              g_A[i * K + j] += alpha_prev[i] * w[j];
-              acc += A[i * K + j] * w[j];
-            }
-            beta[i] = acc;
-          }
-          for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
-        } else {
-          for (int j = 0; j < K; ++j) gx(s_init + j) += w[j];
         }
+        backward_step<KC>(t, inv_c, sub(store, t * K), has_prev ? alpha_prev : nullptr, b_prev, A, x, inv_var, beta,
+                          b_cur, w, g_A, gx, g_sigma);
       }
     }
-    gx(s_sigma) += g_sigma / sigma;
+    gx(block_sigma) += g_sigma / sigma;
   }
 
   /// log L, and its gradient into g_A and gx where log L is finite.
@@ -350,29 +451,32 @@ struct Hmm {
 
   /// Writes the constrained parameters x (scratch layout) from q; returns log prior + log|J|.
   KOKKOS_INLINE_FUNCTION double materialise(const Row& q, const Row& x) const {
+    const int K = num_states, V = num_symbols;
     double lp = 0.0;
-    for (int i = 0; i < K; ++i) lp += a_transition * transform::simplex_forward(sub(q, i * (K - 1)), sub(x, i * K), K);
+    for (int i = 0; i < K; ++i)
+      lp += transition_concentration * transform::simplex_forward(sub(q, i * (K - 1)), sub(x, i * K), K);
     if (gaussian) {
-      lp += transform::ordered_forward(sub(q, u_emit), sub(x, s_emit), K);
+      lp += transform::ordered_forward(sub(q, q_emission), sub(x, block_emission), K);
       for (int k = 0; k < K; ++k) {
-        const double z = (x(s_emit + k) - mu_loc(k)) / mu_scale(k);
+        const double z = (x(block_emission + k) - mu_loc(k)) / mu_scale(k);
         lp -= 0.5 * z * z;
       }
     } else {
       for (int k = 0; k < K; ++k)
-        lp += a_emission * transform::simplex_forward(sub(q, u_emit + k * (V - 1)), sub(x, s_emit + k * V), V);
+        lp += emission_concentration *
+              transform::simplex_forward(sub(q, q_emission + k * (V - 1)), sub(x, block_emission + k * V), V);
     }
     if (sigma_free) {
-      const double sg = math::exp(q(u_sigma)), z = sg / sigma_scale;
-      x(s_sigma) = sg;
-      lp += -0.5 * z * z + q(u_sigma);
+      const double sg = math::exp(q(q_sigma)), z = sg / sigma_scale;
+      x(block_sigma) = sg;
+      lp += -0.5 * z * z + q(q_sigma);
     } else {
-      x(s_sigma) = sigma_fixed;
+      x(block_sigma) = sigma_fixed;
     }
     if (initial_dirichlet) {
-      lp += a_initial * transform::simplex_forward(sub(q, u_init), sub(x, s_init), K);
+      lp += initial_concentration * transform::simplex_forward(sub(q, q_initial), sub(x, block_initial), K);
     } else {
-      for (int k = 0; k < K; ++k) x(s_init + k) = 1.0 / K;
+      for (int k = 0; k < K; ++k) x(block_initial + k) = 1.0 / K;
     }
     return lp;
   }
@@ -381,42 +485,45 @@ struct Hmm {
 
   /// \brief log L(q): the forward-algorithm log-likelihood alone (no prior, no Jacobian).
   KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& q) const {
+    const int K = num_states;
     double pi[kMaxStates], A[kMaxStates * kMaxStates], mu[kMaxStates];
     for (int i = 0; i < K; ++i) transform::simplex_forward(sub(q, i * (K - 1)), Row{A + i * K, 1}, K);
     if (initial_dirichlet) {
-      transform::simplex_forward(sub(q, u_init), Row{pi, 1}, K);
+      transform::simplex_forward(sub(q, q_initial), Row{pi, 1}, K);
     } else {
       for (int k = 0; k < K; ++k) pi[k] = 1.0 / K;
     }
-    if (gaussian) transform::ordered_forward(sub(q, u_emit), Row{mu, 1}, K);
-    const EmissionFromQ emission{this, q, Row{mu, 1}, sigma_free ? math::exp(q(u_sigma)) : sigma_fixed};
+    if (gaussian) transform::ordered_forward(sub(q, q_emission), Row{mu, 1}, K);
+    const EmissionFromQ emission{this, q, Row{mu, 1}, sigma_free ? math::exp(q(q_sigma)) : sigma_fixed};
     return forward<0>(pi, A, emission, Row{nullptr, 0});
   }
 
   KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    const int K = num_states, V = num_symbols;
     double lp = 0.0;
-    for (int i = 0; i < K; ++i) lp += a_transition * stick_log_jacobian(sub(q, i * (K - 1)), K);
+    for (int i = 0; i < K; ++i) lp += transition_concentration * stick_log_jacobian(sub(q, i * (K - 1)), K);
     if (gaussian) {
       double mu[kMaxStates];
-      lp += transform::ordered_forward(sub(q, u_emit), Row{mu, 1}, K);
+      lp += transform::ordered_forward(sub(q, q_emission), Row{mu, 1}, K);
       for (int k = 0; k < K; ++k) {
         const double z = (mu[k] - mu_loc(k)) / mu_scale(k);
         lp -= 0.5 * z * z;
       }
     } else {
-      for (int k = 0; k < K; ++k) lp += a_emission * stick_log_jacobian(sub(q, u_emit + k * (V - 1)), V);
+      for (int k = 0; k < K; ++k)
+        lp += emission_concentration * stick_log_jacobian(sub(q, q_emission + k * (V - 1)), V);
     }
     if (sigma_free) {
-      const double z = math::exp(q(u_sigma)) / sigma_scale;
-      lp += -0.5 * z * z + q(u_sigma);
+      const double z = math::exp(q(q_sigma)) / sigma_scale;
+      lp += -0.5 * z * z + q(q_sigma);
     }
-    if (initial_dirichlet) lp += a_initial * stick_log_jacobian(sub(q, u_init), K);
+    if (initial_dirichlet) lp += initial_concentration * stick_log_jacobian(sub(q, q_initial), K);
     const double total = lp + log_likelihood(q);
     return math::isnan(total) ? -math::infinity() : total;
   }
 
   /// \brief Doubles that log_density(q, scratch) uses: the constrained parameters x.
-  int log_density_scratch_size() const { return nx; }
+  int log_density_scratch_size() const { return block_size; }
 
   /// \brief log p(q) as log_density(q), with the parameters built once into `scratch`
   /// (log_density_scratch_size() doubles) and the forward pass alone run on them: the
@@ -425,9 +532,10 @@ struct Hmm {
   /// arithmetic as the value of log_density_gradient. The gradient check (`hmc diagnose`)
   /// evaluates its finite differences with it; the sampler does not call it.
   KOKKOS_INLINE_FUNCTION double log_density(const Row& q, const Row& scratch) const {
+    const int K = num_states;
     const double lp_prior = materialise(q, scratch);
     double pi[kMaxStates], A[kMaxStates * kMaxStates];
-    for (int k = 0; k < K; ++k) pi[k] = scratch(s_init + k);
+    for (int k = 0; k < K; ++k) pi[k] = scratch(block_initial + k);
     for (int k = 0; k < K * K; ++k) A[k] = scratch(k);
     const Row none{nullptr, 0};
     const double ll = with_states(K, [&](auto kc) {
@@ -441,17 +549,18 @@ struct Hmm {
   /// The gradient needs the forward quantities of every time step: the scratch form
   /// (scratch_size() doubles per particle, see model/concept.hpp).
   KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad, const Row& scratch) const {
-    const Row x = scratch, gx = sub(scratch, nx), store = sub(scratch, 2 * nx);
-    for (int j = 0; j < d; ++j) grad(j) = 0.0;
+    const int K = num_states;
+    const Row x = scratch, gx = sub(scratch, block_size), store = sub(scratch, 2 * block_size);
+    for (int j = 0; j < dim_; ++j) grad(j) = 0.0;
     const double lp_prior = materialise(q, x);
     // Local copies of π and A: the inner loops then run on memory that no Row aliases.
     double pi[kMaxStates], A[kMaxStates * kMaxStates], g_A[kMaxStates * kMaxStates];
-    for (int k = 0; k < K; ++k) pi[k] = x(s_init + k);
+    for (int k = 0; k < K; ++k) pi[k] = x(block_initial + k);
     for (int k = 0; k < K * K; ++k) {
       A[k] = x(k);
       g_A[k] = 0.0;
     }
-    for (int j = 0; j < nx; ++j) gx(j) = 0.0;
+    for (int j = 0; j < block_size; ++j) gx(j) = 0.0;
     const double ll = with_states(K, [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
       return forward_backward<KC>(pi, A, g_A, x, gx, store);
@@ -467,48 +576,56 @@ struct Hmm {
   /// transition block holding d log L / dA): the chain rule through the transforms
   /// (which add d log|J| / dq), then the priors.
   KOKKOS_INLINE_FUNCTION void chain(const Row& q, const Row& x, const Row& gx, const Row& grad) const {
+    const int K = num_states, V = num_symbols;
     for (int i = 0; i < K; ++i) {
       const Row qi = sub(q, i * (K - 1)), gi = sub(grad, i * (K - 1));
       transform::simplex_backward(qi, sub(x, i * K), sub(gx, i * K), gi, K);
-      add_dirichlet_gradient(qi, gi, K, a_transition);
+      add_dirichlet_gradient(qi, gi, K, transition_concentration);
     }
     if (gaussian) {
-      for (int k = 0; k < K; ++k) gx(s_emit + k) -= (x(s_emit + k) - mu_loc(k)) / (mu_scale(k) * mu_scale(k));
-      transform::ordered_backward(sub(q, u_emit), sub(x, s_emit), sub(gx, s_emit), sub(grad, u_emit), K);
+      for (int k = 0; k < K; ++k)
+        gx(block_emission + k) -= (x(block_emission + k) - mu_loc(k)) / (mu_scale(k) * mu_scale(k));
+      transform::ordered_backward(sub(q, q_emission), sub(x, block_emission), sub(gx, block_emission),
+                                  sub(grad, q_emission), K);
     } else {
       for (int k = 0; k < K; ++k) {
-        const Row qk = sub(q, u_emit + k * (V - 1)), gk = sub(grad, u_emit + k * (V - 1));
-        transform::simplex_backward(qk, sub(x, s_emit + k * V), sub(gx, s_emit + k * V), gk, V);
-        add_dirichlet_gradient(qk, gk, V, a_emission);
+        const Row qk = sub(q, q_emission + k * (V - 1)), gk = sub(grad, q_emission + k * (V - 1));
+        transform::simplex_backward(qk, sub(x, block_emission + k * V), sub(gx, block_emission + k * V), gk, V);
+        add_dirichlet_gradient(qk, gk, V, emission_concentration);
       }
     }
     if (sigma_free) {
-      const double sg = x(s_sigma);
-      grad(u_sigma) += (gx(s_sigma) - sg / (sigma_scale * sigma_scale)) * sg + 1.0;
+      const double sg = x(block_sigma);
+      grad(q_sigma) += (gx(block_sigma) - sg / (sigma_scale * sigma_scale)) * sg + 1.0;
     }
     if (initial_dirichlet) {
-      transform::simplex_backward(sub(q, u_init), sub(x, s_init), sub(gx, s_init), sub(grad, u_init), K);
-      add_dirichlet_gradient(sub(q, u_init), sub(grad, u_init), K, a_initial);
+      transform::simplex_backward(sub(q, q_initial), sub(x, block_initial), sub(gx, block_initial),
+                                  sub(grad, q_initial), K);
+      add_dirichlet_gradient(sub(q, q_initial), sub(grad, q_initial), K, initial_concentration);
     }
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    const int K = num_states, V = num_symbols;
     for (int i = 0; i < K; ++i) transform::simplex_forward(sub(q, i * (K - 1)), sub(out, i * K), K);
     if (gaussian) {
-      transform::ordered_forward(sub(q, u_emit), sub(out, s_emit), K);
+      transform::ordered_forward(sub(q, q_emission), sub(out, draw_emission), K);
     } else {
-      for (int k = 0; k < K; ++k) transform::simplex_forward(sub(q, u_emit + k * (V - 1)), sub(out, s_emit + k * V), V);
+      for (int k = 0; k < K; ++k)
+        transform::simplex_forward(sub(q, q_emission + k * (V - 1)), sub(out, draw_emission + k * V), V);
     }
-    if (sigma_free) out(c_sigma) = math::exp(q(u_sigma));
-    if (initial_dirichlet) transform::simplex_forward(sub(q, u_init), sub(out, c_init), K);
+    if (sigma_free) out(draw_sigma) = math::exp(q(q_sigma));
+    if (initial_dirichlet) transform::simplex_forward(sub(q, q_initial), sub(out, draw_initial), K);
   }
 
   // ---- host: the gradient of a block of kLanes particles (sampler/lanes.hpp) ----
 
   /// Packs of the lane kernel's per-thread scratch: x and d log L / dx ([param][lane]),
-  /// a checkpoint (pred_t0 and α_{t0-1}, 2 K Packs) per segment of lane_seg_len steps,
-  /// and one segment's pred_t, α_t and 1 / c_t ((2 K + 1) lane_seg_len Packs).
-  int lane_scratch_size() const { return 2 * nx + 2 * K * lane_nseg + (2 * K + 1) * lane_seg_len; }
+  /// a checkpoint (pred_t0 and α_{t0-1}, 2 K Packs) per segment of lane_segment_steps steps,
+  /// and one segment's pred_t, α_t and 1 / c_t ((2 K + 1) lane_segment_steps Packs).
+  int lane_scratch_size() const {
+    return 2 * block_size + 2 * num_states * lane_segments + (2 * num_states + 1) * lane_segment_steps;
+  }
 
   // Per-lane scalar work of the lane gradient goes through these out-of-line calls:
   // inlined into a loop over the lanes, it could be vectorised across them (vector exp
@@ -540,10 +657,10 @@ struct Hmm {
     int longest = 1;
     for (std::size_t s = 0; s + 1 < seq_offsets.size(); ++s)
       longest = std::max(longest, seq_offsets[s + 1] - seq_offsets[s]);
-    lane_seg_len = static_cast<int>(std::max(1L, std::min<long>(steps, longest)));
-    lane_nseg = 0;
+    lane_segment_steps = static_cast<int>(std::max(1L, std::min<long>(steps, longest)));
+    lane_segments = 0;
     for (std::size_t s = 0; s + 1 < seq_offsets.size(); ++s)
-      lane_nseg += (seq_offsets[s + 1] - seq_offsets[s] + lane_seg_len - 1) / lane_seg_len;
+      lane_segments += (seq_offsets[s + 1] - seq_offsets[s] + lane_segment_steps - 1) / lane_segment_steps;
   }
 
   /// Lane l of a [param][lane] block, as a Row.
@@ -552,51 +669,21 @@ struct Hmm {
     return Row{block[0].lanes() + l, kLanes};
   }
 
-  /// Emission probabilities of observation t in every state for every lane, from the
-  /// parameters X ([param][lane]); gaussian: scaled by their largest one per lane, whose
-  /// log (less log σ + ½ log 2π, which the caller adds) is returned. The same arithmetic
-  /// as EmissionFromScratch but for exp, which is the vector one (a few ulp apart).
-  template <int KC, class P>
-  P emission_lanes(int t, const P* X, P* b) const {
-    const int K = states<KC>();
-    if (!gaussian) {
-      const int v = symbols(t);
-      for (int k = 0; k < K; ++k) b[k] = X[s_emit + k * V + v];
-      return P(0.0);
-    }
-    const double yt = y(t);
-    const P sigma = X[s_sigma];
-    P top(-math::infinity());
-    for (int k = 0; k < K; ++k) {
-      const P z = (yt - X[s_emit + k]) / sigma;
-      b[k] = -0.5 * z * z;
-      HMC_LANES_LOOP top[l] = b[k][l] > top[l] ? b[k][l] : top[l];
-    }
-    for (int k = 0; k < K; ++k) b[k] = math::exp(b[k] - top);
-    return top;
-  }
-
-  /// One scaled forward step for every lane: c = Σ pred ∘ b, α = pred ∘ b / c, written
-  /// to `row` (pred, α, 1 / c), and pred ← α A. The operations of forward() in its order.
-  template <int KC, class P>
+  /// One scaled forward step for every lane (forward()'s step: forward_normaliser, then
+  /// forward_advance), keeping pred_t, α_t and 1 / c_t in `row`; c_t into `c`.
+  template <class P>
   static void forward_step_lanes(int K, P* pred, const P* b, const P* A, P* alpha, P* row, P& c) {
-    c = P(0.0);
-    for (int k = 0; k < K; ++k) c += pred[k] * b[k];
+    c = forward_normaliser(K, pred, b);
     const P inv_c = 1.0 / c;
-    for (int k = 0; k < K; ++k) alpha[k] = pred[k] * b[k] * inv_c;
-    for (int k = 0; k < K; ++k) {
-      row[k] = pred[k];
-      row[K + k] = alpha[k];
-    }
+    for (int k = 0; k < K; ++k) row[k] = pred[k];
+    forward_advance(K, pred, b, inv_c, A, alpha);
+    for (int k = 0; k < K; ++k) row[K + k] = alpha[k];
     row[2 * K] = inv_c;
-    for (int k = 0; k < K; ++k) pred[k] = P(0.0);
-    for (int i = 0; i < K; ++i)
-      for (int j = 0; j < K; ++j) pred[j] += alpha[i] * A[i * K + j];
   }
 
   /// forward() then backward() for every lane, with the stored forward quantities
   /// checkpointed: the forward pass keeps pred and α at the start of every segment of
-  /// lane_seg_len steps (`ck`) and one segment's steps (`buf`); the backward pass goes
+  /// lane_segment_steps steps (`ck`) and one segment's steps (`buf`); the backward pass goes
   /// through the segments of each sequence from its last, recomputing a segment's steps
   /// from its checkpoint (bitwise the values of the forward pass) where it is not the one
   /// held (a single segment per sequence unless the store would pass kLaneStoreBytes).
@@ -606,14 +693,15 @@ struct Hmm {
   P forward_backward_lanes(const P* X, P* GX, P* ck, P* buf) const {
     const int K = states<KC>();
     constexpr int KM = KC > 0 ? KC : kMaxStates;
-    const int C = lane_seg_len, R = 2 * K + 1;
+    const int C = lane_segment_steps, R = 2 * K + 1;
+    const Indexed<const P> params{X};
     P A[KM * KM], g_A[KM * KM], pi[KM], pred[KM], alpha[KM], b[KM], c;
     for (int k = 0; k < K * K; ++k) {
       A[k] = X[k];
       g_A[k] = P(0.0);
     }
     for (int k = 0; k < K; ++k) {
-      pi[k] = X[s_init + k];
+      pi[k] = X[block_initial + k];
       alpha[k] = P(0.0);
     }
     // Forward: log L as forward() sums it, lane by lane (the c_t multiplied up, their
@@ -622,10 +710,10 @@ struct Hmm {
     const double gaussian_const = gaussian ? 0.5 * math::log(2.0 * math::pi()) : 0.0;
     P log_sigma(0.0);
     if (gaussian)
-      for (int l = 0; l < kLanes; ++l) log_sigma[l] = lane_log(X[s_sigma][l]);
+      for (int l = 0; l < kLanes; ++l) log_sigma[l] = lane_log(X[block_sigma][l]);
     int seg = 0;
-    for (int s = 0; s < S; ++s) {
-      const int first = offsets(s), end = offsets(s + 1);
+    for (int s = 0; s < num_sequences; ++s) {
+      const int first = sequence_offsets(s), end = sequence_offsets(s + 1);
       for (int k = 0; k < K; ++k) pred[k] = pi[k];
       for (int t = first, r = 0; t < end; ++t, ++r) {
         if (r == C) r = 0;
@@ -637,11 +725,11 @@ struct Hmm {
           }
         }
         if (gaussian) {
-          ll += emission_lanes<KC>(t, X, b) - log_sigma - gaussian_const;
+          ll += emission_from_block<KC>(t, params, b) - log_sigma - gaussian_const;
         } else {
-          emission_lanes<KC>(t, X, b);
+          emission_from_block<KC>(t, params, b);
         }
-        forward_step_lanes<KC>(K, pred, b, A, alpha, buf + r * R, c);
+        forward_step_lanes(K, pred, b, A, alpha, buf + r * R, c);
         const P next = product * c;
         bool rare = false;
         for (int l = 0; l < kLanes; ++l) rare |= alive[l] != 0.0 && !(c[l] >= 1e-100 && next[l] >= 1e-200);
@@ -668,61 +756,40 @@ struct Hmm {
     }
     for (int l = 0; l < kLanes; ++l) ll[l] = alive[l] != 0.0 ? ll[l] + lane_log(product[l]) : -math::infinity();
 
-    // Backward: backward()'s recursion, segment by segment.
+    // Backward: backward_step at every t, segment by segment.
     P beta[KM], w[KM], b_cur[KM], b_prev[KM];
-    const P sigma = X[s_sigma], inv_var = 1.0 / (sigma * sigma);
+    const P sigma = X[block_sigma], inv_var = 1.0 / (sigma * sigma);
     P g_sigma(0.0);
     int in_buf = seg - 1, base = 0;
-    for (int s = 0; s < S; ++s) {
-      const int first = offsets(s), end = offsets(s + 1), segments = (end - first + C - 1) / C;
+    for (int s = 0; s < num_sequences; ++s) {
+      const int first = sequence_offsets(s), end = sequence_offsets(s + 1), segments = (end - first + C - 1) / C;
       for (int k = 0; k < K; ++k) beta[k] = P(1.0);
-      emission_lanes<KC>(end - 1, X, b_cur);
+      emission_from_block<KC>(end - 1, params, b_cur);
       for (int m = segments - 1; m >= 0; --m) {
         const int g = base + m, t0 = first + m * C, t1 = t0 + C < end ? t0 + C : end;
         const P* cp = ck + 2 * K * g;
         if (g != in_buf) {
           for (int k = 0; k < K; ++k) pred[k] = cp[k];
           for (int t = t0; t < t1; ++t) {
-            emission_lanes<KC>(t, X, b);
-            forward_step_lanes<KC>(K, pred, b, A, alpha, buf + (t - t0) * R, c);
+            emission_from_block<KC>(t, params, b);
+            forward_step_lanes(K, pred, b, A, alpha, buf + (t - t0) * R, c);
           }
           in_buf = g;
         }
         for (int t = t1 - 1; t >= t0; --t) {
           const P* row = buf + (t - t0) * R;
-          const P inv_c = row[2 * K];
-          for (int j = 0; j < K; ++j) w[j] = b_cur[j] * beta[j] * inv_c;
-          if (gaussian) {
-            const double yt = y(t);
-            for (int j = 0; j < K; ++j) {
-              const P gamma = row[j] * w[j], dy = yt - X[s_emit + j];
-              GX[s_emit + j] += gamma * dy * inv_var;
-              g_sigma += gamma * (dy * dy * inv_var - 1.0);
-            }
-          } else {
-            const int v = symbols(t);
-            for (int j = 0; j < K; ++j) GX[s_emit + j * V + v] += row[j] * beta[j] * inv_c;
-          }
+          const P* alpha_prev = nullptr;
           if (t > first) {
-            emission_lanes<KC>(t - 1, X, b_prev);
-            const P* alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
-            for (int i = 0; i < K; ++i) {
-              P acc(0.0);
-              for (int j = 0; j < K; ++j) {
-                g_A[i * K + j] += alpha_prev[i] * w[j];
-                acc += A[i * K + j] * w[j];
-              }
-              beta[i] = acc;
-            }
-            for (int k = 0; k < K; ++k) b_cur[k] = b_prev[k];
-          } else {
-            for (int j = 0; j < K; ++j) GX[s_init + j] += w[j];
+            emission_from_block<KC>(t - 1, params, b_prev);
+            alpha_prev = t > t0 ? buf + (t - 1 - t0) * R + K : cp + K;
           }
+          backward_step<KC>(t, row[2 * K], Indexed<const P>{row}, alpha_prev, b_prev, A, params, inv_var, beta, b_cur,
+                            w, g_A, Indexed<P>{GX}, g_sigma);
         }
       }
       base += segments;
     }
-    GX[s_sigma] += g_sigma / sigma;
+    GX[block_sigma] += g_sigma / sigma;
     for (int k = 0; k < K * K; ++k) GX[k] = g_A[k];
     return ll;
   }
@@ -733,13 +800,14 @@ struct Hmm {
   /// (the vector exp of gaussian emissions is a few ulp from the scalar one). Host only.
   template <class P>
   P log_density_gradient_lanes(const PackRow& q, const PackRow& grad, P* scratch) const {
+    const int K = num_states;
     P* X = scratch;
-    P* GX = X + nx;
-    P* ck = GX + nx;
-    P* buf = ck + 2 * K * lane_nseg;
+    P* GX = X + block_size;
+    P* ck = GX + block_size;
+    P* buf = ck + 2 * K * lane_segments;
     P lp_prior;
-    for (int j = 0; j < d; ++j) grad(j) = P(0.0);
-    for (int j = 0; j < nx; ++j) GX[j] = P(0.0);
+    for (int j = 0; j < dim_; ++j) grad(j) = P(0.0);
+    for (int j = 0; j < block_size; ++j) GX[j] = P(0.0);
     for (int l = 0; l < kLanes; ++l) lp_prior[l] = lane_materialise(lane_row(q.data, l), lane_row(X, l));
     const P ll = with_states(K, [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
@@ -761,243 +829,67 @@ struct Hmm {
 
   /// \brief q from constrained values in constrain()'s layout (num_params() values).
   std::vector<double> unconstrain(std::vector<double> x) const {
-    std::vector<double> q(d, 0.0);
+    const int K = num_states, V = num_symbols;
+    std::vector<double> q(dim_, 0.0);
     const Row xr{x.data(), 1}, qr{q.data(), 1};
     for (int i = 0; i < K; ++i) transform::simplex_inverse(sub(xr, i * K), sub(qr, i * (K - 1)), K);
     if (gaussian) {
-      transform::ordered_inverse(sub(xr, s_emit), sub(qr, u_emit), K);
+      transform::ordered_inverse(sub(xr, draw_emission), sub(qr, q_emission), K);
     } else {
-      for (int k = 0; k < K; ++k) transform::simplex_inverse(sub(xr, s_emit + k * V), sub(qr, u_emit + k * (V - 1)), V);
+      for (int k = 0; k < K; ++k)
+        transform::simplex_inverse(sub(xr, draw_emission + k * V), sub(qr, q_emission + k * (V - 1)), V);
     }
-    if (sigma_free) q[u_sigma] = transform::positive_inverse(x[c_sigma]);
-    if (initial_dirichlet) transform::simplex_inverse(sub(xr, c_init), sub(qr, u_init), K);
+    if (sigma_free) q[q_sigma] = transform::positive_inverse(x[draw_sigma]);
+    if (initial_dirichlet) transform::simplex_inverse(sub(xr, draw_initial), sub(qr, q_initial), K);
     return q;
   }
 
-  static keys::Keys config_keys() {
-    return {
-        keys::string("/model/emission")
-            .one_of({"categorical", "gaussian"})
-            .default_("categorical")
-            .doc("emission distribution of each hidden state: a categorical distribution over V symbols, or a Normal "
-                 "with a per-state mean and a common sd"),
-        keys::integer("/model/num_states")
-            .in_range(1, kMaxStates)
-            .default_doc("categorical: the data's `num_states`; gaussian: required")
-            .doc("number K of hidden states. With categorical emissions it overrides the data's `num_states` (to fit "
-                 "another K to the same words)"),
-        keys::string("/model/initial")
-            .one_of({"uniform", "dirichlet"})
-            .default_("uniform")
-            .doc("initial state distribution: fixed at 1/K, or a parameter `initial[k]` with a Dirichlet prior"),
-        keys::number("/model/sigma")
-            .positive()
-            .default_doc("none (sigma is a parameter)")
-            .doc("gaussian: the emission sd, fixed. Absent: `sigma` is sampled, with a half-normal prior"),
-        keys::number("/model/priors/transition_concentration")
-            .positive()
-            .default_(1.0)
-            .doc("concentration of the symmetric Dirichlet prior on each row of the transition matrix (1: uniform over "
-                 "the simplex)"),
-        keys::number("/model/priors/emission_concentration")
-            .positive()
-            .default_(0.1)
-            .doc("categorical: concentration of the symmetric Dirichlet prior on each state's emission row (below 1 "
-                 "favours sparse rows)"),
-        keys::number("/model/priors/initial_concentration")
-            .positive()
-            .default_(1.0)
-            .doc("`initial` `dirichlet`: concentration of the symmetric Dirichlet prior on the initial distribution"),
-        keys::numbers("/model/priors/mu_loc")
-            .default_doc("all 0")
-            .allowed("K elements, or 1 for every state")
-            .doc("gaussian: mean of the Normal prior on each state's emission mean `mu[k]` (state k of the ordered "
-                 "means)"),
-        keys::numbers("/model/priors/mu_scale")
-            .positive()
-            .default_doc("all 10")
-            .allowed("each > 0; K elements, or 1 for every state")
-            .doc("gaussian: sd of the Normal prior on each `mu[k]`"),
-        keys::number("/model/priors/sigma_scale")
-            .positive()
-            .default_(1.0)
-            .doc("gaussian with free sigma: scale of the half-normal prior on sigma; choose it on the scale of the data"),
-    };
-  }
+  /// The config keys (models/hmm_data.hpp).
+  static keys::Keys config_keys() { return hmm_config_keys(); }
 
-  /// The observation sequences of `data[key]`: a flat array (one sequence) or an array
-  /// of arrays. Each element is checked by `check(value, pointer)`.
-  template <class Check>
-  static std::vector<std::vector<nlohmann::json>> read_sequences(const nlohmann::json& data, const std::string& key,
-                                                                 Check check) {
-    const auto& top = data.at(key);
-    if (!top.is_array() || top.empty())
-      throw DataError("data error: /" + key + " must be a non-empty array (or an array of non-empty arrays)");
-    std::vector<std::vector<nlohmann::json>> seqs;
-    const bool nested = top.front().is_array();
-    for (std::size_t s = 0; s < (nested ? top.size() : 1); ++s) {
-      const auto& seq = nested ? top[s] : top;
-      const std::string where = "/" + key + (nested ? "/" + std::to_string(s) : "");
-      if (!seq.is_array()) throw DataError("data error: " + where + " must be an array (the first element is one)");
-      if (seq.empty()) throw DataError("data error: " + where + " is empty");
-      for (std::size_t t = 0; t < seq.size(); ++t) check(seq[t], where + "/" + std::to_string(t));
-      seqs.emplace_back(seq.begin(), seq.end());
-    }
-    return seqs;
-  }
-
+  /// The model of a config's /model section and its data (read by models/hmm_data.hpp).
   static Hmm from_config(const nlohmann::json& model, const nlohmann::json& data) {
-    using nlohmann::json;
-    const json priors = model.contains("priors") ? model.at("priors") : json::object();
-    auto number = [](const json& obj, const char* key, double fallback) {
-      return obj.contains(key) ? obj.at(key).get<double>() : fallback;
-    };
+    return from_description(read_hmm(model, data));
+  }
+
+  /// The model of a description: its data uploaded to the device, its layouts laid out.
+  static Hmm from_description(const HmmDescription& h) {
     Hmm m;
-    const std::string emission = model.value("emission", std::string("categorical"));
-    const std::string initial = model.value("initial", std::string("uniform"));
-    if (emission != "categorical" && emission != "gaussian")
-      throw ConfigError("config error: /model/emission must be one of categorical, gaussian (got \"" + emission +
-                        "\")");
-    if (initial != "uniform" && initial != "dirichlet")
-      throw ConfigError("config error: /model/initial must be one of uniform, dirichlet (got \"" + initial + "\")");
-    m.gaussian = emission == "gaussian";
-    m.initial_dirichlet = initial == "dirichlet";
-    m.a_transition = number(priors, "transition_concentration", 1.0);
-    m.a_emission = number(priors, "emission_concentration", 0.1);
-    m.a_initial = number(priors, "initial_concentration", 1.0);
-    m.sigma_scale = number(priors, "sigma_scale", 1.0);
-    if (!m.gaussian) {
-      for (const char* k : {"sigma", "priors/mu_loc", "priors/mu_scale"}) {
-        if (model.contains(json::json_pointer(std::string("/") + k)))
-          throw ConfigError(std::string("config error: /model/") + k + " applies only to /model/emission gaussian");
-      }
-    }
-
-    if (data.is_null()) throw DataError("data error: hmm needs data (/model/data)");
-    if (!data.is_object()) throw DataError("data error: hmm data must be a JSON object");
-    const char* key = m.gaussian ? "y" : "words";
-    if (!data.contains(key))
-      throw DataError(std::string("data error: hmm (emission ") + (m.gaussian ? "gaussian" : "categorical") +
-                      ") needs /" + key + " in the data");
-
-    // Number of states: the config's, else (categorical) the data's.
-    if (model.contains("num_states")) {
-      m.K = model.at("num_states").get<int>();
-      if (m.K < 1 || m.K > kMaxStates)
-        throw ConfigError("config error: /model/num_states must be in 1.." + std::to_string(kMaxStates) + " (got " +
-                          std::to_string(m.K) + ")");
-    } else if (m.gaussian) {
-      throw ConfigError("config error: /model/num_states is required with /model/emission gaussian");
-    } else {
-      if (!data.contains("num_states"))
-        throw DataError("data error: hmm needs /num_states in the data or /model/num_states in the config");
-      const auto& ns = data.at("num_states");
-      if (!ns.is_number_integer() || ns.get<long>() < 1 || ns.get<long>() > kMaxStates)
-        throw DataError("data error: /num_states must be an integer in 1.." + std::to_string(kMaxStates) + " (got " +
-                        shown(ns) + ")");
-      m.K = ns.get<int>();
-    }
-
-    std::vector<int> offsets{0};
-    std::vector<int> syms;
-    std::vector<double> ys;
-    if (m.gaussian) {
-      const auto seqs = read_sequences(data, key, [](const json& v, const std::string& where) {
-        if (!v.is_number() || !std::isfinite(v.get<double>()))
-          throw DataError("data error: " + where + " must be a finite number (got " + shown(v) + ")");
-      });
-      for (const auto& s : seqs) {
-        for (const auto& v : s) ys.push_back(v.get<double>());
-        offsets.push_back(static_cast<int>(ys.size()));
-      }
-    } else {
-      long v_max = -1;
-      const json* nw = data.contains("num_words") ? &data.at("num_words") : nullptr;
-      if (nw && (!nw->is_number_integer() || nw->get<long>() < 2 || nw->get<long>() > 1000000000L))
-        throw DataError("data error: /num_words must be an integer >= 2 (got " + shown(*nw) + ")");
-      const long limit = nw ? nw->get<long>() : 1000000000L;
-      const auto seqs = read_sequences(data, key, [&](const json& v, const std::string& where) {
-        if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() >= limit)
-          throw DataError("data error: " + where + " must be an integer in 0.." +
-                          (nw ? std::to_string(limit - 1) + " (num_words - 1)" : std::string("num_words - 1")) +
-                          " (got " + shown(v) + ")");
-        v_max = std::max(v_max, v.get<long>());
-      });
-      for (const auto& s : seqs) {
-        for (const auto& v : s) syms.push_back(v.get<int>());
-        offsets.push_back(static_cast<int>(syms.size()));
-      }
-      m.V = nw ? static_cast<int>(limit) : static_cast<int>(v_max + 1);
-      if (m.V < 2) throw DataError("data error: /words uses only symbol 0; give /num_words (>= 2) in the data");
-      // K (V - 1) emission coordinates: refuse before any size below overflows int.
-      const long long coords = static_cast<long long>(m.K) * (m.K - 1) + static_cast<long long>(m.K) * (m.V - 1);
-      if (coords > model::kMaxDim) {
-        throw DataError("data error: /num_words " + std::to_string(m.V) + " with " + std::to_string(m.K) +
-                        " states makes " + std::to_string(coords) + " coordinates per particle, more than the " +
-                        std::to_string(model::kMaxDim) + " that fit in memory (docs/models.md#hmm)");
-      }
-    }
-    if (offsets.back() > (1 << 30) / (m.K + 1))
-      throw DataError(std::string("data error: /") + key + " has too many observations");
-    m.S = static_cast<int>(offsets.size()) - 1;
-    m.N = offsets.back();
-
-    m.offsets = to_device_view("hmm::offsets", offsets);
-    m.symbols = to_device_view("hmm::symbols", syms);
-    m.y = to_device_view("hmm::y", ys);
-
-    // Gaussian: prior of the means, and σ.
-    m.mu_loc = VectorView("hmm::mu_loc", m.gaussian ? m.K : 0);
-    m.mu_scale = VectorView("hmm::mu_scale", m.gaussian ? m.K : 0);
-    if (m.gaussian) {
-      auto per_state = [&](const char* k, double fallback, bool positive) {
-        std::vector<double> v(m.K, fallback);
-        if (priors.contains(k)) {
-          const auto given = priors.at(k).get<std::vector<double>>();
-          if (given.size() != 1 && static_cast<int>(given.size()) != m.K)
-            throw ConfigError(std::string("config error: /model/priors/") + k + " has " + std::to_string(given.size()) +
-                              " entries, expected 1 or " + std::to_string(m.K) + " (num_states)");
-          for (int s = 0; s < m.K; ++s) {
-            v[s] = given.size() == 1 ? given[0] : given[s];
-            if (!std::isfinite(v[s]) || (positive && !(v[s] > 0.0)))
-              throw ConfigError(std::string("config error: /model/priors/") + k + " must hold finite numbers" +
-                                (positive ? " > 0" : ""));
-          }
-        }
-        return v;
-      };
-      const auto loc = per_state("mu_loc", 0.0, false), scale = per_state("mu_scale", 10.0, true);
-      m.mu_loc = to_device_view("hmm::mu_loc", loc);
-      m.mu_scale = to_device_view("hmm::mu_scale", scale);
-      m.sigma_free = !model.contains("sigma");
-      if (!m.sigma_free) m.sigma_fixed = model.at("sigma").get<double>();
-      if (!m.sigma_free && !(m.sigma_fixed > 0.0 && std::isfinite(m.sigma_fixed)))
-        throw ConfigError("config error: /model/sigma must be > 0");
-    }
-    for (auto [name, value] : {std::pair<const char*, double>{"transition_concentration", m.a_transition},
-                               {"emission_concentration", m.a_emission},
-                               {"initial_concentration", m.a_initial},
-                               {"sigma_scale", m.sigma_scale}}) {
-      if (!(value > 0.0) || !std::isfinite(value))
-        throw ConfigError(std::string("config error: /model/priors/") + name + " must be > 0");
-    }
+    m.num_states = h.num_states;
+    m.num_symbols = h.num_symbols;
+    m.gaussian = h.gaussian;
+    m.initial_dirichlet = h.initial_dirichlet;
+    m.sigma_free = h.sigma_free;
+    if (h.gaussian && !h.sigma_free) m.sigma_fixed = h.sigma_fixed;
+    m.transition_concentration = h.transition_concentration;
+    m.emission_concentration = h.emission_concentration;
+    m.initial_concentration = h.initial_concentration;
+    m.sigma_scale = h.sigma_scale;
+    m.num_sequences = static_cast<int>(h.sequence_offsets.size()) - 1;
+    m.num_observations = h.sequence_offsets.back();
+    m.sequence_offsets = to_device_view("hmm::offsets", h.sequence_offsets);
+    m.symbols = to_device_view("hmm::symbols", h.symbols);
+    m.observations = to_device_view("hmm::y", h.observations);
+    m.mu_loc = to_device_view("hmm::mu_loc", h.mu_loc);
+    m.mu_scale = to_device_view("hmm::mu_scale", h.mu_scale);
 
     // Layouts (see the file comment).
-    const int K = m.K;
-    const int emit_q = m.gaussian ? K : K * (m.V - 1), emit_x = m.gaussian ? K : K * m.V;
-    m.u_emit = K * (K - 1);
-    m.u_sigma = m.u_emit + emit_q;
-    m.u_init = m.u_sigma + (m.sigma_free ? 1 : 0);
-    m.d = m.u_init + (m.initial_dirichlet ? K - 1 : 0);
-    m.s_emit = K * K;
-    m.c_sigma = m.s_emit + emit_x;
-    m.c_init = m.c_sigma + (m.sigma_free ? 1 : 0);
-    m.p = m.c_init + (m.initial_dirichlet ? K : 0);
-    m.s_sigma = m.s_emit + emit_x;
-    m.s_init = m.s_sigma + 1;
-    m.nx = m.s_init + K;
-    if (m.d == 0) throw ConfigError("config error: hmm with these settings has no parameters to sample");
-    m.set_lane_segment(kLaneStoreBytes / (64 * (2 * K + 1)), offsets);
+    const int K = m.num_states;
+    const int emit_q = m.gaussian ? K : K * (m.num_symbols - 1), emit_x = m.gaussian ? K : K * m.num_symbols;
+    m.q_emission = K * (K - 1);
+    m.q_sigma = m.q_emission + emit_q;
+    m.q_initial = m.q_sigma + (m.sigma_free ? 1 : 0);
+    m.dim_ = m.q_initial + (m.initial_dirichlet ? K - 1 : 0);
+    m.draw_emission = K * K;
+    m.draw_sigma = m.draw_emission + emit_x;
+    m.draw_initial = m.draw_sigma + (m.sigma_free ? 1 : 0);
+    m.num_params_ = m.draw_initial + (m.initial_dirichlet ? K : 0);
+    m.block_emission = K * K;
+    m.block_sigma = m.block_emission + emit_x;
+    m.block_initial = m.block_sigma + 1;
+    m.block_size = m.block_initial + K;
+    if (m.dim_ == 0) throw ConfigError("config error: hmm with these settings has no parameters to sample");
+    m.set_lane_segment(kLaneStoreBytes / (64 * (2 * K + 1)), h.sequence_offsets);
     return m;
   }
 };

@@ -65,12 +65,12 @@ hmc::test::HostMatrix evaluate(const Hmm& m, const std::vector<std::vector<doubl
 
 /// log L by summing over all K^T state paths of each sequence, from constrained values.
 double brute_force_log_likelihood(const Hmm& m, const std::vector<double>& x, const json& data) {
-  const int K = m.K;
+  const int K = m.num_states;
   auto A = [&](int i, int j) { return x[i * K + j]; };
   std::vector<double> pi(K, 1.0 / K);
   if (m.initial_dirichlet)
-    for (int k = 0; k < K; ++k) pi[k] = x[m.c_init + k];
-  const double sigma = m.sigma_free ? x[m.c_sigma] : m.sigma_fixed;
+    for (int k = 0; k < K; ++k) pi[k] = x[m.draw_initial + k];
+  const double sigma = m.sigma_free ? x[m.draw_sigma] : m.sigma_fixed;
   const json& top = data.at(m.gaussian ? "y" : "words");
   const std::vector<json> seqs =
       top.front().is_array() ? std::vector<json>(top.begin(), top.end()) : std::vector<json>{top};
@@ -82,7 +82,7 @@ double brute_force_log_likelihood(const Hmm& m, const std::vector<double>& x, co
         const double z = (seq[t].get<double>() - x[K * K + k]) / sigma;
         return -0.5 * z * z - std::log(sigma) - 0.5 * std::log(2.0 * M_PI);
       }
-      return std::log(x[K * K + k * m.V + seq[t].get<int>()]);
+      return std::log(x[K * K + k * m.num_symbols + seq[t].get<int>()]);
     };
     long paths = 1;
     for (int t = 0; t < T; ++t) paths *= K;
@@ -137,7 +137,7 @@ TEST(Hmm, CategoricalLikelihoodMatchesBruteForce) {
 TEST(Hmm, CategoricalSeveralSequencesDirichletInitialMatchBruteForce) {
   const json data = words_data({6, 8, 1, 4}, 3, 5, 3);
   const auto m = Hmm::from_config(categorical({{"initial", "dirichlet"}}), data);
-  ASSERT_EQ(m.S, 4);
+  ASSERT_EQ(m.num_sequences, 4);
   expect_brute_force(m, data, 20, 4);
 }
 
@@ -150,7 +150,7 @@ TEST(Hmm, GaussianLikelihoodMatchesBruteForce) {
 TEST(Hmm, GaussianSeveralSequencesDirichletInitialMatchBruteForce) {
   const json data = gaussian_data({7, 3, 8}, 8);
   const auto m = Hmm::from_config(gaussian(3, {{"initial", "dirichlet"}}), data);
-  ASSERT_EQ(m.S, 3);
+  ASSERT_EQ(m.num_sequences, 3);
   expect_brute_force(m, data, 20, 9);
 }
 
@@ -209,8 +209,8 @@ TEST(Hmm, GaussianFreeSigmaDirichletInitialGradientMatchesFiniteDifferences) {
 /// log prior + log|J| at x(q), computed from the constrained values (Dirichlet, Normal,
 /// half-normal densities without constants) and the transforms' own log|J|.
 double host_log_prior(const Hmm& m, const std::vector<double>& q, const std::vector<double>& x, const json& priors) {
-  const int K = m.K;
-  std::vector<double> tmp(std::max(K, m.V));
+  const int K = m.num_states;
+  std::vector<double> tmp(std::max(K, m.num_symbols));
   const Row tr{tmp.data(), 1};
   double lp = 0.0;
   const double at = priors.value("transition_concentration", 1.0), ae = priors.value("emission_concentration", 0.1);
@@ -220,24 +220,25 @@ double host_log_prior(const Hmm& m, const std::vector<double>& q, const std::vec
   }
   if (m.gaussian) {
     std::vector<double> mu(K);
-    lp += hmc::transform::ordered_forward(Row{const_cast<double*>(&q[m.u_emit]), 1}, Row{mu.data(), 1}, K);
+    lp += hmc::transform::ordered_forward(Row{const_cast<double*>(&q[m.q_emission]), 1}, Row{mu.data(), 1}, K);
     const auto loc = priors.at("mu_loc").get<std::vector<double>>(),
                sc = priors.at("mu_scale").get<std::vector<double>>();
     for (int k = 0; k < K; ++k) lp += -0.5 * std::pow((x[K * K + k] - loc[k]) / sc[k], 2);
     if (m.sigma_free) {
-      const double s = x[m.c_sigma], ss = priors.at("sigma_scale").get<double>();
+      const double s = x[m.draw_sigma], ss = priors.at("sigma_scale").get<double>();
       lp += -0.5 * (s / ss) * (s / ss) + std::log(s);  // half-normal, and log|J| = log σ
     }
   } else {
     for (int k = 0; k < K; ++k) {
-      lp += hmc::transform::simplex_forward(Row{const_cast<double*>(&q[m.u_emit + k * (m.V - 1)]), 1}, tr, m.V);
-      for (int v = 0; v < m.V; ++v) lp += (ae - 1.0) * std::log(x[K * K + k * m.V + v]);
+      lp += hmc::transform::simplex_forward(Row{const_cast<double*>(&q[m.q_emission + k * (m.num_symbols - 1)]), 1}, tr,
+                                            m.num_symbols);
+      for (int v = 0; v < m.num_symbols; ++v) lp += (ae - 1.0) * std::log(x[K * K + k * m.num_symbols + v]);
     }
   }
   if (m.initial_dirichlet) {
     const double ai = priors.value("initial_concentration", 1.0);
-    lp += hmc::transform::simplex_forward(Row{const_cast<double*>(&q[m.u_init]), 1}, tr, K);
-    for (int k = 0; k < K; ++k) lp += (ai - 1.0) * std::log(x[m.c_init + k]);
+    lp += hmc::transform::simplex_forward(Row{const_cast<double*>(&q[m.q_initial]), 1}, tr, K);
+    for (int k = 0; k < K; ++k) lp += (ai - 1.0) * std::log(x[m.draw_initial + k]);
   }
   return lp;
 }
@@ -279,13 +280,13 @@ TEST(Hmm, TransformsRoundTrip) {
       ASSERT_EQ(static_cast<int>(back.size()), m.dim());
       for (int j = 0; j < m.dim(); ++j) EXPECT_NEAR(back[j], pts[i][j], 1e-9) << "point " << i << " coordinate " << j;
       // Rows of the transition matrix are simplexes; means are increasing.
-      for (int a = 0; a < m.K; ++a) {
+      for (int a = 0; a < m.num_states; ++a) {
         double sum = 0.0;
-        for (int b = 0; b < m.K; ++b) sum += x[a * m.K + b];
+        for (int b = 0; b < m.num_states; ++b) sum += x[a * m.num_states + b];
         EXPECT_NEAR(sum, 1.0, 1e-12);
       }
       if (m.gaussian) {
-        for (int k = 1; k < m.K; ++k) EXPECT_GT(x[m.K * m.K + k], x[m.K * m.K + k - 1]);
+        for (int k = 1; k < m.num_states; ++k) EXPECT_GT(x[m.draw_emission + k], x[m.draw_emission + k - 1]);
       }
     }
   }
@@ -296,9 +297,9 @@ TEST(Hmm, StandardWordsData) {
   ASSERT_TRUE(in);
   const json data = json::parse(in);
   const auto m = Hmm::from_config(categorical(), data);
-  EXPECT_EQ(m.K, 3);
-  EXPECT_EQ(m.V, 10);
-  EXPECT_EQ(m.N, 2000);
+  EXPECT_EQ(m.num_states, 3);
+  EXPECT_EQ(m.num_symbols, 10);
+  EXPECT_EQ(m.num_observations, 2000);
   EXPECT_EQ(m.dim(), 3 * 2 + 3 * 9);
   EXPECT_EQ(m.num_params(), 9 + 30);
   const auto names = m.parameter_names();
@@ -308,7 +309,7 @@ TEST(Hmm, StandardWordsData) {
   EXPECT_EQ(names.back(), "emission[3,10]");
   EXPECT_NE(m.note().find("label"), std::string::npos);
   // The config's num_states overrides the data's.
-  EXPECT_EQ(Hmm::from_config(categorical({{"num_states", 2}}), data).K, 2);
+  EXPECT_EQ(Hmm::from_config(categorical({{"num_states", 2}}), data).num_states, 2);
   // At q = 0 every emission row is uniform, so log L = 2000 log(1/10) exactly whatever A.
   const auto r = evaluate(m, {std::vector<double>(m.dim(), 0.0)});
   EXPECT_NEAR(r(0, 0), 2000.0 * std::log(0.1), 1e-9);
@@ -316,16 +317,16 @@ TEST(Hmm, StandardWordsData) {
 
 /// log L by the forward algorithm in log space (log-sum-exp at every step), on the host.
 double log_space_forward(const Hmm& m, const std::vector<double>& x, const std::vector<int>& words) {
-  const int K = m.K;
+  const int K = m.num_states;
   std::vector<double> la(K), next(K);
-  for (int k = 0; k < K; ++k) la[k] = std::log(1.0 / K) + std::log(x[K * K + k * m.V + words[0]]);
+  for (int k = 0; k < K; ++k) la[k] = std::log(1.0 / K) + std::log(x[K * K + k * m.num_symbols + words[0]]);
   for (std::size_t t = 1; t < words.size(); ++t) {
     for (int j = 0; j < K; ++j) {
       double top = -INFINITY;
       for (int i = 0; i < K; ++i) top = std::max(top, la[i] + std::log(x[i * K + j]));
       double sum = 0.0;
       for (int i = 0; i < K; ++i) sum += std::exp(la[i] + std::log(x[i * K + j]) - top);
-      next[j] = top + std::log(sum) + std::log(x[K * K + j * m.V + words[t]]);
+      next[j] = top + std::log(sum) + std::log(x[K * K + j * m.num_symbols + words[t]]);
     }
     la = next;
   }
@@ -363,16 +364,16 @@ void expect_lanes_match_scalar(Hmm m, double tol, unsigned seed, int segment = 0
     GTEST_SKIP() << "the lane kernel runs on the host only";
   } else {
     if (segment > 0) {
-      std::vector<int> offsets(m.S + 1);
-      for (int s = 0; s <= m.S; ++s) offsets[s] = m.offsets(s);
+      std::vector<int> offsets(m.num_sequences + 1);
+      for (int s = 0; s <= m.num_sequences; ++s) offsets[s] = m.sequence_offsets(s);
       m.set_lane_segment(segment, offsets);
-      ASSERT_EQ(m.lane_seg_len, segment);
+      ASSERT_EQ(m.lane_segment_steps, segment);
     }
     ASSERT_TRUE(hmc::sampler::lanes_available<Hmm>());
     constexpr int W = hmc::kLanes;
     const int d = m.dim();
-    SCOPED_TRACE("K " + std::to_string(m.K) + ", N " + std::to_string(m.N) + ", S " + std::to_string(m.S) +
-                 ", segment " + std::to_string(m.lane_seg_len));
+    SCOPED_TRACE("K " + std::to_string(m.num_states) + ", N " + std::to_string(m.num_observations) + ", S " +
+                 std::to_string(m.num_sequences) + ", segment " + std::to_string(m.lane_segment_steps));
     auto pts = random_points(W, d, 2.0, seed);
     for (double& v : pts[W - 1]) v *= 300.0;
     std::vector<hmc::Pack> q(d), g(d);
@@ -439,6 +440,54 @@ TEST(Hmm, GaussianNamesAndNote) {
                                       "mu[1]", "mu[2]", "sigma", "initial[1]", "initial[2]"}));
   EXPECT_EQ(m.dim(), 2 + 2 + 1 + 1);
   EXPECT_EQ(m.note(), "");
+}
+
+TEST(Hmm, DescriptionTakesItsDefaultsFromTheKeys) {
+  using hmc::models::read_hmm;
+  const auto keys = hmc::models::hmm_config_keys();
+  const auto default_of = [&](const std::string& pointer) {
+    const auto* k = hmc::keys::find(keys, pointer);
+    EXPECT_NE(k, nullptr) << pointer;
+    return k ? k->default_value.get<double>() : std::nan("");
+  };
+  const auto h = read_hmm(gaussian(3), {{"y", {{0.5, 1.0}, {2.0}}}});
+  EXPECT_EQ(h.num_states, 3);
+  EXPECT_TRUE(h.gaussian);
+  EXPECT_TRUE(h.sigma_free);
+  EXPECT_FALSE(h.initial_dirichlet);
+  EXPECT_EQ(h.transition_concentration, default_of("/model/priors/transition_concentration"));
+  EXPECT_EQ(h.emission_concentration, default_of("/model/priors/emission_concentration"));
+  EXPECT_EQ(h.initial_concentration, default_of("/model/priors/initial_concentration"));
+  EXPECT_EQ(h.sigma_scale, default_of("/model/priors/sigma_scale"));
+  EXPECT_EQ(h.mu_loc, std::vector<double>(3, hmc::models::kHmmMuLocDefault));
+  EXPECT_EQ(h.mu_scale, std::vector<double>(3, hmc::models::kHmmMuScaleDefault));
+  EXPECT_EQ(h.sequence_offsets, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(h.observations, (std::vector<double>{0.5, 1.0, 2.0}));
+  EXPECT_TRUE(h.symbols.empty());
+
+  // Given values; one per-state entry stands for every state.
+  const auto g = read_hmm(
+      gaussian(2, {{"sigma", 0.7},
+                   {"initial", "dirichlet"},
+                   {"priors", {{"mu_scale", {3.0}}, {"mu_loc", {-1.0, 2.0}}, {"transition_concentration", 2.5}}}}),
+      {{"y", {1.0}}});
+  EXPECT_FALSE(g.sigma_free);
+  EXPECT_EQ(g.sigma_fixed, 0.7);
+  EXPECT_TRUE(g.initial_dirichlet);
+  EXPECT_EQ(g.mu_scale, (std::vector<double>{3.0, 3.0}));
+  EXPECT_EQ(g.mu_loc, (std::vector<double>{-1.0, 2.0}));
+  EXPECT_EQ(g.transition_concentration, 2.5);
+
+  // Categorical: the symbols of every sequence; without num_words, V is the largest + 1.
+  const auto c = read_hmm(categorical(), {{"num_states", 2}, {"words", {{0, 4}, {2}}}});
+  EXPECT_EQ(c.num_states, 2);
+  EXPECT_EQ(c.num_symbols, 5);
+  EXPECT_EQ(c.symbols, (std::vector<int>{0, 4, 2}));
+  EXPECT_EQ(c.sequence_offsets, (std::vector<int>{0, 2, 3}));
+  EXPECT_TRUE(c.mu_loc.empty());
+  EXPECT_TRUE(c.observations.empty());
+  // The config's num_states overrides the data's.
+  EXPECT_EQ(read_hmm(categorical({{"num_states", 4}}), {{"num_states", 2}, {"words", {0, 1}}}).num_states, 4);
 }
 
 template <class Error>
