@@ -1,5 +1,6 @@
 #include "hmc/diagnostics/summary.hpp"
 
+#include "hmc/diagnostics/detail/parallel.hpp"
 #include "hmc/diagnostics/convergence.hpp"
 #include "hmc/io/draw_store.hpp"
 #include "hmc/io/local_draws_source.hpp"
