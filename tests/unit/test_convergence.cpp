@@ -1,4 +1,5 @@
 #include "hmc/diagnostics/convergence.hpp"
+#include "hmc/diagnostics/detail/special.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

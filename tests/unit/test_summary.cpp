@@ -1,5 +1,6 @@
 #include "hmc/diagnostics/summary.hpp"
 
+#include "hmc/diagnostics/detail/parallel.hpp"
 #include "hmc/diagnostics/convergence.hpp"
 #include "hmc/core/draw_source.hpp"
 #include "hmc/core/local_draws_source.hpp"

@@ -1,27 +1,20 @@
 #include "hmc/diagnostics/convergence.hpp"
 
+#include "hmc/diagnostics/detail/buffer.hpp"
+#include "hmc/diagnostics/detail/fft.hpp"
+#include "hmc/diagnostics/detail/parallel.hpp"
+#include "hmc/diagnostics/detail/quantile.hpp"
+#include "hmc/diagnostics/detail/sort.hpp"
+#include "hmc/diagnostics/detail/special.hpp"
+
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <limits>
-#include <mutex>
-#include <new>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 // Every statistic transcribes ArviZ 0.23.4 (arviz/stats/diagnostics.py: _rhat,
 // _rhat_rank, _ess, _ess_bulk, _ess_tail, _ess_mean, _ess_quantile, _mcse_mean,
@@ -33,29 +26,14 @@
 //
 // Parallel steps split their work into blocks whose results either land in
 // disjoint places or are combined in a fixed order (sums in the order a serial loop
-// would add them), so no statistic depends on the number of threads.
+// would add them), so no statistic depends on the number of threads. The building
+// blocks live in detail/: the blocks and scratch memory (parallel, buffer), the radix
+// sort (sort), the FFT autocovariance (fft), the special functions (special) and the
+// type-7 quantile (quantile).
 
 namespace hmc::diagnostics {
 
-// ---------------------------------------------------------------------------
-// Parallel blocks.
-
 namespace detail {
-
-namespace {
-std::atomic<int> g_forced_blocks{0};
-/// Threads this thread may use for its parallel steps (0: all of OpenMP's); set
-/// inside run_pair's two halves.
-thread_local int t_threads = 0;
-
-int available_threads() {
-  if (t_threads > 0) return t_threads;
-#ifdef _OPENMP
-  if (!omp_in_parallel()) return std::max(1, omp_get_max_threads());
-#endif
-  return 1;
-}
-}  // namespace
 
 double mean(const double* p, std::size_t n) {
   double s = 0.0;
@@ -70,250 +48,31 @@ double variance(const double* p, std::size_t n) {
   return ss / static_cast<double>(n - 1);
 }
 
-int parallel_blocks() {
-  const int forced = g_forced_blocks.load();
-  return forced > 0 ? forced : available_threads();
-}
-
-void set_blocks_for_testing(int blocks) { g_forced_blocks.store(blocks > 0 ? blocks : 0); }
-
-void run_blocks(int blocks, const std::function<void(int)>& f) {
-  if (blocks <= 0) return;
-  const int threads = std::min(blocks, available_threads());
-  if (threads <= 1) {
-    for (int b = 0; b < blocks; ++b) f(b);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(blocks));
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
-#endif
-  for (int b = 0; b < blocks; ++b) {
-    try {
-      f(b);
-    } catch (...) {
-      errors[static_cast<std::size_t>(b)] = std::current_exception();
-    }
-  }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
 }  // namespace detail
 
 namespace {
 
+using detail::aligned_blocks;
+using detail::block_start;
+using detail::blocks_for;
+using detail::Buffer;
+using detail::Latch;
+using detail::Matrix;
 using detail::mean;
+using detail::mean_autocovariance;
+using detail::order_key;
+using detail::parallel_ranges;
+using detail::Pool;
+using detail::PoolScope;
 using detail::run_blocks;
+using detail::run_pair;
+using detail::sort_with_index;
+using detail::Sorted;
+using detail::Type7;
+using detail::type7_quantile;
 using detail::variance;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kPi = 3.14159265358979323846;
-
-/// Blocks for `work` elements: one per thread, but not below ~16k elements a block
-/// (a count forced for tests applies down to one element a block).
-int blocks_for(std::size_t work) {
-  constexpr std::size_t kMinWork = 16384;
-  const int blocks = detail::parallel_blocks();
-  const std::size_t limit = detail::g_forced_blocks.load() > 0 ? work : work / kMinWork;
-  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(blocks), limit)));
-}
-
-/// Start of block b of n items cut into `blocks` equal ranges.
-std::size_t block_start(std::size_t n, int blocks, int b) {
-  return static_cast<std::size_t>(static_cast<unsigned __int128>(n) * static_cast<unsigned>(b) /
-                                  static_cast<unsigned>(blocks));
-}
-
-/// f(begin, end) over `blocks_for(n)` contiguous ranges of [0, n).
-template <class F>
-void parallel_ranges(std::size_t n, std::size_t work, F&& f) {
-  const int blocks = std::min<int>(blocks_for(work), static_cast<int>(std::min<std::size_t>(n, 1u << 30)));
-  if (blocks <= 1) {
-    if (n > 0) f(std::size_t{0}, n);
-    return;
-  }
-  run_blocks(blocks, [&](int b) { f(block_start(n, blocks, b), block_start(n, blocks, b + 1)); });
-}
-
-/// Freed scratch blocks kept for reuse. On the machines this runs on, touching
-/// freshly mapped memory costs about ten times as much as reusing it (page faults
-/// and zeroing: ~1 ms per MB), and every statistic here needs several arrays of tens
-/// of MB; with a pool, all parameters after the first run in memory already mapped.
-class Pool {
- public:
-  Pool() = default;
-  Pool(const Pool&) = delete;
-  Pool& operator=(const Pool&) = delete;
-  ~Pool() {
-    for (const auto& b : free_) std::free(b.first);
-  }
-
-  /// A block of at least `bytes`: the smallest free one that fits, else a new one.
-  std::pair<void*, std::size_t> take(std::size_t bytes) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      auto best = free_.end();
-      for (auto it = free_.begin(); it != free_.end(); ++it)
-        if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
-      if (best != free_.end()) {
-        const auto block = *best;
-        free_.erase(best);
-        return block;
-      }
-    }
-    void* p = std::malloc(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return {p, bytes};
-  }
-  void give(void* p, std::size_t bytes) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    free_.emplace_back(p, bytes);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<void*, std::size_t>> free_;
-};
-
-/// The pool Buffers of this thread draw from (none: plain malloc/free).
-thread_local Pool* t_pool = nullptr;
-
-/// Makes `pool` the current thread's pool until the end of the scope.
-class PoolScope {
- public:
-  explicit PoolScope(Pool& pool) : previous_(std::exchange(t_pool, &pool)) {}
-  ~PoolScope() { t_pool = previous_; }
-  PoolScope(const PoolScope&) = delete;
-  PoolScope& operator=(const PoolScope&) = delete;
-
- private:
-  Pool* previous_;
-};
-
-/// Runs `a` and `b` at the same time, each with half of this thread's threads, or,
-/// with one thread, `serial` (the same work in an order that needs no waiting). They
-/// share the current pool. The first exception is rethrown after both have ended.
-void run_pair(const std::function<void()>& a, const std::function<void()>& b, const std::function<void()>& serial) {
-  const int threads = detail::available_threads();
-  if (threads < 2) {
-    serial();
-    return;
-  }
-#ifdef _OPENMP
-  Pool* const pool = t_pool;
-  std::exception_ptr errors[2];
-  const int levels = omp_get_max_active_levels();
-  omp_set_max_active_levels(std::max(levels, omp_get_active_level() + 2));
-#pragma omp parallel num_threads(2)
-  {
-    const int id = omp_get_thread_num();
-    const int saved_threads = detail::t_threads;
-    Pool* const saved_pool = t_pool;
-    detail::t_threads = id == 0 ? (threads + 1) / 2 : threads / 2;
-    t_pool = pool;
-    try {
-      (id == 0 ? a : b)();
-    } catch (...) {
-      errors[id] = std::current_exception();
-    }
-    detail::t_threads = saved_threads;
-    t_pool = saved_pool;
-  }
-  omp_set_max_active_levels(levels);
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-#else
-  (void)a;
-  (void)b;
-  serial();
-#endif
-}
-
-/// A one-shot signal from one task of run_pair to the other; fail() releases the
-/// waiter too (wait() then returns false), so an exception cannot leave it stuck.
-class Latch {
- public:
-  void set(bool ok = true) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-      ok_ = ok;
-    }
-    cv_.notify_all();
-  }
-  bool wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return done_; });
-    return ok_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false, ok_ = false;
-};
-
-/// An uninitialised array, from the current pool (which must outlive it) if any.
-template <class T>
-class Buffer {
- public:
-  Buffer() = default;
-  explicit Buffer(std::size_t n) : n_(n), pool_(t_pool) {
-    if (n == 0) return;
-    const std::size_t bytes = n * sizeof(T);
-    if (pool_ != nullptr) {
-      std::tie(p_, bytes_) = pool_->take(bytes);
-    } else {
-      p_ = std::malloc(bytes);
-      if (p_ == nullptr) throw std::bad_alloc();
-      bytes_ = bytes;
-    }
-  }
-  Buffer(Buffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)),
-        n_(std::exchange(o.n_, 0)),
-        bytes_(std::exchange(o.bytes_, 0)),
-        pool_(std::exchange(o.pool_, nullptr)) {}
-  Buffer& operator=(Buffer&& o) noexcept {
-    swap(o);
-    return *this;
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (p_ == nullptr) return;
-    if (pool_ != nullptr) {
-      pool_->give(p_, bytes_);
-    } else {
-      std::free(p_);
-    }
-  }
-
-  T* data() { return static_cast<T*>(p_); }
-  const T* data() const { return static_cast<const T*>(p_); }
-  std::size_t size() const { return n_; }
-  T& operator[](std::size_t i) { return data()[i]; }
-  const T& operator[](std::size_t i) const { return data()[i]; }
-  void swap(Buffer& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-    std::swap(bytes_, o.bytes_);
-    std::swap(pool_, o.pool_);
-  }
-
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0, bytes_ = 0;
-  Pool* pool_ = nullptr;
-};
-
-/// Draws as a dense row-major [chain][draw] matrix.
-struct Matrix {
-  Buffer<double> v;
-  int rows = 0, cols = 0;
-  const double* row(int r) const { return v.data() + static_cast<std::size_t>(r) * cols; }
-};
 
 bool has_nan(const ChainDraws& x) {
   std::vector<char> found(static_cast<std::size_t>(std::max(1, x.chains)), 0);
@@ -401,146 +160,6 @@ double variance_of_all(const ChainDraws& x) {
     for (int t = 0; t < x.draws; ++t) ss += (x(c, t) - m) * (x(c, t) - m);
   return ss / static_cast<double>(n - 1);
 }
-
-// ---------------------------------------------------------------------------
-// Sorting: radix sort of order-preserving integer keys, carrying the indices.
-// Rank normalisation needs the full permutation of up to ~10^7 split draws; a
-// few counting passes beat a comparison sort there by several times.
-
-std::uint64_t order_key(double v) {
-  if (v == 0.0) v = 0.0;  // -0 and +0 are ties
-  std::uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return (u >> 63) != 0 ? ~u : (u | (std::uint64_t{1} << 63));
-}
-
-double from_order_key(std::uint64_t k) {
-  const std::uint64_t u = (k >> 63) != 0 ? (k & ~(std::uint64_t{1} << 63)) : ~k;
-  double v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
-
-/// Order keys in ascending order and, for each, its position in the input. Equal
-/// keys are equal values (ties).
-struct Sorted {
-  Buffer<std::uint64_t> key;
-  Buffer<std::uint32_t> index;
-  double value(std::size_t i) const { return from_order_key(key[i]); }
-};
-
-/// Block boundaries of [0, n) moved forward to the next i with differs(i) (i = 0 and
-/// i = n always qualify), so that no block splits a run.
-template <class Differs>
-std::vector<std::size_t> aligned_blocks(std::size_t n, int blocks, Differs differs) {
-  std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, n);
-  start[0] = 0;
-  for (int b = 1; b < blocks; ++b) {
-    std::size_t s = std::max(start[static_cast<std::size_t>(b) - 1], block_start(n, blocks, b));
-    while (s > 0 && s < n && !differs(s)) ++s;
-    start[static_cast<std::size_t>(b)] = s;
-  }
-  return start;
-}
-
-/// Sorts NaN-free `v`: LSD radix passes over the top 31 key bits only (three
-/// 11-bit digits, half the memory traffic of a full 64-bit sort), then each run of
-/// keys sharing those bits, short for continuous data, is sorted by the full key.
-/// Each pass is stable and each block scatters its own range to offsets counted
-/// beforehand, so the result is that of the serial sort: a stable sort by key.
-Sorted sort_with_index(const Buffer<double>& v) {
-  constexpr int kBits = 11, kBuckets = 1 << kBits, kFirstPass = 3, kPasses = 6, kLowBits = kFirstPass * kBits;
-  const std::size_t n = v.size();
-  const int blocks = std::min<int>(blocks_for(n), static_cast<int>(std::max<std::size_t>(1, n)));
-  Buffer<std::uint64_t> key(n), key_tmp(n);
-  Buffer<std::uint32_t> idx(n), idx_tmp(n);
-  // hist[(b * kPasses + p) * kBuckets + digit]: digit counts of block b's range.
-  std::vector<std::size_t> hist(static_cast<std::size_t>(blocks) * kPasses * kBuckets, 0);
-  const auto block_hist = [&](int b, int p) { return hist.data() + (static_cast<std::size_t>(b) * kPasses + p) * kBuckets; };
-  run_blocks(blocks, [&](int b) {
-    const std::size_t lo = block_start(n, blocks, b), hi = block_start(n, blocks, b + 1);
-    for (std::size_t i = lo; i < hi; ++i) {
-      const std::uint64_t k = order_key(v[i]);
-      key[i] = k;
-      idx[i] = static_cast<std::uint32_t>(i);
-      for (int p = kFirstPass; p < kPasses; ++p) ++block_hist(b, p)[(k >> (p * kBits)) & (kBuckets - 1)];
-    }
-  });
-  bool moved = false;  // the block histograms count the input order until a pass moves keys
-  std::vector<std::size_t> total(kBuckets);
-  for (int p = kFirstPass; p < kPasses; ++p) {
-    const int shift = p * kBits;
-    std::fill(total.begin(), total.end(), 0);
-    for (int b = 0; b < blocks; ++b)
-      for (int d = 0; d < kBuckets; ++d) total[d] += block_hist(b, p)[d];
-    // A digit shared by every key leaves the order unchanged.
-    if (std::any_of(total.begin(), total.end(), [n](std::size_t c) { return c == n; })) continue;
-    if (moved) {
-      run_blocks(blocks, [&](int b) {
-        std::size_t* h = block_hist(b, p);
-        std::fill(h, h + kBuckets, 0);
-        const std::size_t lo = block_start(n, blocks, b), hi = block_start(n, blocks, b + 1);
-        for (std::size_t i = lo; i < hi; ++i) ++h[(key[i] >> shift) & (kBuckets - 1)];
-      });
-    }
-    // Offsets: digit d of block b goes after all keys with smaller digits and after
-    // digit d of the blocks before b.
-    std::size_t sum = 0;
-    for (int d = 0; d < kBuckets; ++d)
-      for (int b = 0; b < blocks; ++b) {
-        std::size_t* h = block_hist(b, p);
-        const std::size_t c = h[d];
-        h[d] = sum;
-        sum += c;
-      }
-    run_blocks(blocks, [&](int b) {
-      std::size_t* h = block_hist(b, p);
-      const std::size_t lo = block_start(n, blocks, b), hi = block_start(n, blocks, b + 1);
-      for (std::size_t i = lo; i < hi; ++i) {
-        const std::size_t pos = h[(key[i] >> shift) & (kBuckets - 1)]++;
-        key_tmp[pos] = key[i];
-        idx_tmp[pos] = idx[i];
-      }
-    });
-    key.swap(key_tmp);
-    idx.swap(idx_tmp);
-    moved = true;
-  }
-  key_tmp = Buffer<std::uint64_t>();  // release before the next allocation
-  idx_tmp = Buffer<std::uint32_t>();
-
-  const auto runs = aligned_blocks(n, blocks, [&](std::size_t i) { return (key[i] >> kLowBits) != (key[i - 1] >> kLowBits); });
-  run_blocks(blocks, [&](int b) {
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> run;
-    const std::size_t end = runs[static_cast<std::size_t>(b) + 1];
-    for (std::size_t lo = runs[static_cast<std::size_t>(b)]; lo < end;) {
-      std::size_t hi = lo + 1;
-      while (hi < end && (key[hi] >> kLowBits) == (key[lo] >> kLowBits)) ++hi;
-      if (hi - lo <= 32) {  // insertion sort; equal keys (ties) do not move
-        for (std::size_t i = lo + 1; i < hi; ++i) {
-          const std::uint64_t k = key[i];
-          const std::uint32_t x = idx[i];
-          std::size_t j = i;
-          for (; j > lo && key[j - 1] > k; --j) {
-            key[j] = key[j - 1];
-            idx[j] = idx[j - 1];
-          }
-          key[j] = k;
-          idx[j] = x;
-        }
-      } else if (!std::is_sorted(key.data() + lo, key.data() + hi)) {
-        run.clear();
-        for (std::size_t i = lo; i < hi; ++i) run.emplace_back(key[i], idx[i]);
-        std::sort(run.begin(), run.end());
-        for (std::size_t i = lo; i < hi; ++i) std::tie(key[i], idx[i]) = run[i - lo];
-      }
-      lo = hi;
-    }
-  });
-
-  return Sorted{std::move(key), std::move(idx)};
-}
-
 /// Φ⁻¹((r − 3/8)/(S + 1/4)) for integer ranks r = 1..⌈S/2⌉ (score_table()); the
 /// upper half follows by symmetry (scipy's ndtri also evaluates p > 1/2 as −ndtri(1 − p)).
 class NormalScores {
@@ -624,180 +243,6 @@ void tail_rank_scores(const Sorted& sorted, const NormalScores& scores, Buffer<d
   }
   const double score = scores.of_positions(tie_start, size);
   for (std::uint32_t i : tie) z[i] = score;
-}
-
-// ---------------------------------------------------------------------------
-// FFT autocovariance.
-
-/// In-place iterative radix-2 FFT, X_k = Σ_j x_j e^{−2πi jk/n}.
-class Fft {
- public:
-  explicit Fft(int n) : n_(n), rev_(n) {
-    int bits = 0;
-    while ((1 << bits) < n) ++bits;
-    for (int i = 0; i < n; ++i) {
-      int r = 0;
-      for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
-      rev_[i] = r;
-    }
-    std::vector<double> cos(n / 2), sin(n / 2);
-    for (int k = 0; k < n / 2; ++k) {
-      const double a = -2.0 * kPi * k / n;
-      cos[k] = std::cos(a);
-      sin[k] = std::sin(a);
-    }
-    // The twiddles of the stage of length len at [len/2 − 1, len − 1), contiguous.
-    tw_re_.resize(static_cast<std::size_t>(std::max(1, n - 1)));
-    tw_im_.resize(tw_re_.size());
-    for (int len = 2; len <= n; len <<= 1) {
-      const int half = len / 2, step = n / len;
-      for (int j = 0; j < half; ++j) {
-        tw_re_[half - 1 + j] = cos[j * step];
-        tw_im_[half - 1 + j] = sin[j * step];
-      }
-    }
-  }
-
-  void forward(double* re, double* im) const {
-    for (int i = 0; i < n_; ++i)
-      if (i < rev_[i]) {
-        std::swap(re[i], re[rev_[i]]);
-        std::swap(im[i], im[rev_[i]]);
-      }
-    stages(2, re, im);
-  }
-
-  /// forward() of x − mx (real part) and y − my (imaginary part; 0 if y is null),
-  /// m ≤ n/2 values zero-padded to n. The inputs land at the bit-reversed
-  /// positions, which are even; their odd neighbours hold padding, so the first
-  /// stage is x' = x + 0 (as the butterfly computes it: -0 becomes +0) and x.
-  void forward_padded(const double* x, double mx, const double* y, double my, int m, double* re, double* im) const {
-    for (int i = 0; i < n_ / 2; ++i) {
-      const int p = rev_[i];
-      const double a = i < m ? x[i] - mx : 0.0;
-      const double b = i < m && y != nullptr ? y[i] - my : 0.0;
-      re[p] = a + 0.0;
-      re[p + 1] = a;
-      im[p] = b + 0.0;
-      im[p + 1] = b;
-    }
-    stages(4, re, im);
-  }
-
- private:
-  void stages(int first_len, double* re, double* im) const {
-    for (int len = first_len; len <= n_; len <<= 1) {
-      const int half = len / 2;
-#if defined(__SSE2__)
-      // Two butterflies at a time: the same IEEE operations as the scalar loop below.
-      if (half % 2 == 0) {
-        const double* wr = tw_re_.data() + half - 1;
-        const double* wi = tw_im_.data() + half - 1;
-        for (int start = 0; start < n_; start += len) {
-          double* ra = re + start;
-          double* rb = ra + half;
-          double* ia = im + start;
-          double* ib = ia + half;
-          for (int j = 0; j < half; j += 2) {
-            const __m128d w_r = _mm_loadu_pd(wr + j), w_i = _mm_loadu_pd(wi + j);
-            const __m128d b_r = _mm_loadu_pd(rb + j), b_i = _mm_loadu_pd(ib + j);
-            const __m128d a_r = _mm_loadu_pd(ra + j), a_i = _mm_loadu_pd(ia + j);
-            const __m128d tr = _mm_sub_pd(_mm_mul_pd(b_r, w_r), _mm_mul_pd(b_i, w_i));
-            const __m128d ti = _mm_add_pd(_mm_mul_pd(b_r, w_i), _mm_mul_pd(b_i, w_r));
-            _mm_storeu_pd(rb + j, _mm_sub_pd(a_r, tr));
-            _mm_storeu_pd(ib + j, _mm_sub_pd(a_i, ti));
-            _mm_storeu_pd(ra + j, _mm_add_pd(a_r, tr));
-            _mm_storeu_pd(ia + j, _mm_add_pd(a_i, ti));
-          }
-        }
-        continue;
-      }
-#endif
-      const double* __restrict wr = tw_re_.data() + half - 1;
-      const double* __restrict wi = tw_im_.data() + half - 1;
-      for (int start = 0; start < n_; start += len) {
-        double* __restrict ra = re + start;
-        double* __restrict rb = re + start + half;
-        double* __restrict ia = im + start;
-        double* __restrict ib = im + start + half;
-        for (int j = 0; j < half; ++j) {
-          const double tr = rb[j] * wr[j] - ib[j] * wi[j];
-          const double ti = rb[j] * wi[j] + ib[j] * wr[j];
-          rb[j] = ra[j] - tr;
-          ib[j] = ia[j] - ti;
-          ra[j] += tr;
-          ia[j] += ti;
-        }
-      }
-    }
-  }
-
-  int n_;
-  std::vector<int> rev_;
-  std::vector<double> tw_re_, tw_im_;
-};
-
-/// Mean over chains of each chain's autocovariance at lags 0..n-1,
-/// acov_c(t) = (1/n) Σ_i (x_i − x̄)(x_{i+t} − x̄), as ArviZ's `autocov` computes it:
-/// FFT zero-padded to ≥ 2n (a power of two here; any length ≥ 2n − 1 gives the
-/// same linear correlation). By linearity the mean needs a single inverse transform
-/// of the summed power spectra, and two real chains share one complex transform:
-/// with Z = FFT(x + iy), |X_k|² + |Y_k|² = (|Z_k|² + |Z_{N−k}|²) / 2.
-/// The pairs' spectra are computed in parallel, a chunk of pairs at a time, and
-/// added to the sum in pair order, as one serial loop would add them.
-std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<double>& chain_mean) {
-  const int n = m.cols;
-  int size = 1;
-  while (size < 2 * n) size <<= 1;
-  const Fft fft(size);
-  const auto usize = static_cast<std::size_t>(size);
-  const int pairs = (m.rows + 1) / 2;
-  const int blocks = std::min(blocks_for(static_cast<std::size_t>(m.rows) * n), pairs);
-  // Up to 8 MB of spectra per chunk: few synchronisations, and the sums stream.
-  const int chunk = std::max(blocks, std::min(pairs, std::max(1, (1 << 17) / size)));
-  std::vector<double> power(usize, 0.0);
-  Buffer<double> spectra(static_cast<std::size_t>(chunk) * usize), scratch(static_cast<std::size_t>(blocks) * 2 * usize);
-  for (int c0 = 0; c0 < pairs; c0 += chunk) {
-    const int c1 = std::min(pairs, c0 + chunk);
-    run_blocks(blocks, [&](int b) {
-      double* re = scratch.data() + static_cast<std::size_t>(b) * 2 * usize;
-      double* im = re + usize;
-      const auto p0 = static_cast<int>(c0 + block_start(static_cast<std::size_t>(c1 - c0), blocks, b));
-      const auto p1 = static_cast<int>(c0 + block_start(static_cast<std::size_t>(c1 - c0), blocks, b + 1));
-      for (int pair = p0; pair < p1; ++pair) {
-        const int r = 2 * pair;
-        const bool both = r + 1 < m.rows;
-        fft.forward_padded(m.row(r), chain_mean[r], both ? m.row(r + 1) : nullptr, both ? chain_mean[r + 1] : 0.0, n,
-                           re, im);
-        double* out = spectra.data() + static_cast<std::size_t>(pair - c0) * usize;
-        if (both) {
-          // q = (size − k) mod size: 0 for k = 0, size − k after.
-          out[0] = 0.5 * (re[0] * re[0] + im[0] * im[0] + re[0] * re[0] + im[0] * im[0]);
-          for (int k = 1; k < size; ++k) {
-            const int q = size - k;
-            out[k] = 0.5 * (re[k] * re[k] + im[k] * im[k] + re[q] * re[q] + im[q] * im[q]);
-          }
-        } else {
-          for (int k = 0; k < size; ++k) out[k] = re[k] * re[k] + im[k] * im[k];
-        }
-      }
-    });
-    run_blocks(blocks, [&](int b) {
-      const std::size_t k0 = block_start(usize, blocks, b), k1 = block_start(usize, blocks, b + 1);
-      for (int pair = c0; pair < c1; ++pair) {
-        const double* in = spectra.data() + static_cast<std::size_t>(pair - c0) * usize;
-        for (std::size_t k = k0; k < k1; ++k) power[k] += in[k];
-      }
-    });
-  }
-  // The summed spectrum is real and even, so the forward transform is the inverse
-  // up to the 1/size factor.
-  std::vector<double> im(usize, 0.0);
-  fft.forward(power.data(), im.data());
-  std::vector<double> acov(n);
-  const double scale = 1.0 / (static_cast<double>(size) * n * m.rows);
-  for (int t = 0; t < n; ++t) acov[t] = power[t] * scale;
-  return acov;
 }
 
 /// ArviZ's `_ess` on a [chain][draw] matrix (relative=False).
@@ -887,33 +332,6 @@ double rhat_of(const Matrix& m) {
   return std::sqrt((between / within + n - 1) / n);
 }
 
-/// R's type-7 quantile of `n` draws, computed as scipy's `mquantiles(alphap=1,
-/// betap=1)` does (ArviZ's `stats_utils.quantile`), from kth(k), the k-th smallest.
-template <class Kth>
-double quantile7(std::size_t n, double prob, Kth kth) {
-  if (n == 1) return kth(0);
-  const double m = 1.0 + prob * (1.0 - 1.0 - 1.0);
-  const double aleph = static_cast<double>(n) * prob + m;
-  const auto k = static_cast<std::size_t>(std::floor(std::clamp(aleph, 1.0, static_cast<double>(n - 1))));
-  const double gamma = std::clamp(aleph - static_cast<double>(k), 0.0, 1.0);
-  const double lo = kth(k - 1);
-  const double hi = kth(k);
-  return (1.0 - gamma) * lo + gamma * hi;
-}
-
-/// The same of all draws, by selection. Reorders `all`.
-double quantile7(std::vector<double>& all, double prob) {
-  const std::size_t n = all.size();
-  if (n == 1) return all[0];
-  const double m = 1.0 + prob * (1.0 - 1.0 - 1.0);
-  const double aleph = static_cast<double>(n) * prob + m;
-  const auto k = static_cast<std::size_t>(std::floor(std::clamp(aleph, 1.0, static_cast<double>(n - 1))));
-  const double gamma = std::clamp(aleph - static_cast<double>(k), 0.0, 1.0);
-  std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k - 1), all.end());
-  const double lo = all[k - 1];
-  const double hi = *std::min_element(all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
-  return (1.0 - gamma) * lo + gamma * hi;
-}
 
 double ess_of_indicator(const ChainDraws& x, double q) {
   return ess_of(split(x, [q](double v) { return v <= q ? 1.0 : 0.0; }));
@@ -1011,14 +429,14 @@ double ess_bulk(const ChainDraws& x) {
 double ess_quantile(const ChainDraws& x, double prob) {
   if (not_valid(x, 1)) return kNaN;
   std::vector<double> all = flatten(x);
-  return ess_of_indicator(x, quantile7(all, prob));
+  return ess_of_indicator(x, type7_quantile(all, prob, Type7::kScipy));
 }
 
 double ess_tail(const ChainDraws& x) {
   if (not_valid(x, 1)) return kNaN;
   std::vector<double> all = flatten(x);
-  const double q_low = quantile7(all, 0.05);
-  const double q_high = quantile7(all, 0.95);
+  const double q_low = type7_quantile(all, 0.05, Type7::kScipy);
+  const double q_high = type7_quantile(all, 0.95, Type7::kScipy);
   const double ess_low = ess_of_indicator(x, q_low);
   const double ess_high = ess_of_indicator(x, q_high);
   return ess_high < ess_low ? ess_high : ess_low;  // Python's min(low, high)
@@ -1103,8 +521,8 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
     st.mcse_mean = std::sqrt(variance_of_all(x)) / std::sqrt(st.ess_mean);
   };
   const auto b_tail = [&] {
-    ess_low = ess_of_indicator(x, quantile7(n, 0.05, kth));
-    ess_high = ess_of_indicator(x, quantile7(n, 0.95, kth));
+    ess_low = ess_of_indicator(x, type7_quantile(n, 0.05, Type7::kScipy, kth));
+    ess_high = ess_of_indicator(x, type7_quantile(n, 0.95, Type7::kScipy, kth));
   };
   const auto b_bulk = [&] { st.ess_bulk = ess_of(z); };
 
@@ -1205,126 +623,5 @@ double e_bfmi(const double* energy, int draws, std::ptrdiff_t stride) {
   num /= (draws - 1);
   return num / variance(e.data(), e.size());
 }
-
-// ---------------------------------------------------------------------------
-
-namespace detail {
-
-namespace {
-
-/// Φ⁻¹(p) for 0 < p ≤ 1/2.
-double lower_normal_quantile(double p) {
-  // P. J. Acklam's rational approximations (relative error < 1.15e-9), central
-  // region |p − 1/2| ≤ 1/2 − 0.02425 and lower tail.
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
-                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01, -1.328068155288572e+01};
-  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                 3.754408661907416e+00};
-  double x;
-  if (p < 0.02425) {
-    const double q = std::sqrt(-2.0 * std::log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
-  } else {
-    const double q = p - 0.5, r = q * q;
-    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
-  }
-  // One Halley step on Φ(x) − p (third order: 1e-9 -> rounding level). Φ through
-  // erfc keeps full relative accuracy in the lower tail.
-  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
-  const double u = e * std::sqrt(2.0 * kPi) * std::exp(0.5 * x * x);
-  return x - u / (1.0 + 0.5 * x * u);
-}
-
-/// Continued fraction of I_x(a, b) (modified Lentz), valid for x < (a+1)/(a+b+2).
-double beta_continued_fraction(double x, double a, double b) {
-  constexpr double tiny = 1e-300, eps = 4e-16;
-  double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
-  if (std::fabs(d) < tiny) d = tiny;
-  d = 1.0 / d;
-  double f = d;
-  for (int m = 1; m < 1000000; ++m) {
-    // even term d_{2m}
-    double num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-    d = 1.0 + num * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1.0 + num / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    f *= d * c;
-    // odd term d_{2m+1}
-    num = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
-    d = 1.0 + num * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1.0 + num / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    const double delta = d * c;
-    f *= delta;
-    if (std::fabs(delta - 1.0) < eps) break;
-  }
-  return f;
-}
-
-/// Stirling series remainder ω(x) = lnΓ(x) − [(x − ½)ln x − x + ½ln 2π], x ≥ 20
-/// (the first omitted term is below 1e-17 there).
-double stirling_remainder(double x) {
-  const double r = 1.0 / x, r2 = r * r;
-  return r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 / 1188))));
-}
-
-/// log of x^a (1 − x)^b / B(a, b). With lgamma the three ~s·ln s terms cancel and
-/// leave an absolute error ~1e-16·s·ln s (1e-8 at s = a + b = 10^7); for large a, b
-/// Stirling's form in δ = x(a + b) − a avoids the cancellation:
-///   a·ln(1 + δ/a) + b·ln(1 − δ/b) + ½ln(ab/s) − ½ln 2π − ω(a) − ω(b) + ω(s).
-double log_beta_density_front(double x, double a, double b) {
-  if (a < 20.0 || b < 20.0)
-    return a * std::log(x) + b * std::log1p(-x) - (std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b));
-  const double s = a + b;
-  const double b_part = s - a;
-  const double s_err = (a - (s - b_part)) + (b - b_part);  // a + b = s + s_err exactly (Knuth's TwoSum)
-  const double delta = std::fma(x, s, -a) + x * s_err;
-  return a * std::log1p(delta / a) + b * std::log1p(-delta / b) + 0.5 * std::log(a / s * b) -
-         0.5 * std::log(2.0 * kPi) - stirling_remainder(a) - stirling_remainder(b) + stirling_remainder(s);
-}
-
-}  // namespace
-
-double normal_quantile(double p) {
-  if (std::isnan(p) || p < 0.0 || p > 1.0) return kNaN;
-  if (p == 0.0) return -std::numeric_limits<double>::infinity();
-  if (p == 1.0) return std::numeric_limits<double>::infinity();
-  // 1 − p is exact for p in [1/2, 1] (Sterbenz).
-  return p > 0.5 ? -lower_normal_quantile(1.0 - p) : lower_normal_quantile(p);
-}
-
-double incomplete_beta(double x, double a, double b) {
-  if (std::isnan(x) || !(a > 0.0) || !(b > 0.0)) return kNaN;
-  if (x <= 0.0) return 0.0;
-  if (x >= 1.0) return 1.0;
-  const double log_front = log_beta_density_front(x, a, b);
-  if (x < (a + 1.0) / (a + b + 2.0)) return std::exp(log_front) * beta_continued_fraction(x, a, b) / a;
-  return 1.0 - std::exp(log_front) * beta_continued_fraction(1.0 - x, b, a) / b;
-}
-
-double beta_quantile(double p, double a, double b) {
-  if (std::isnan(p) || p < 0.0 || p > 1.0 || !(a > 0.0) || !(b > 0.0)) return kNaN;
-  if (p == 0.0) return 0.0;
-  if (p == 1.0) return 1.0;
-  double lo = 0.0, hi = 1.0;
-  for (int i = 0; i < 2000; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (mid <= lo || mid >= hi) break;
-    (incomplete_beta(mid, a, b) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-}  // namespace detail
 
 }  // namespace hmc::diagnostics

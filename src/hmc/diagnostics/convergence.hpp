@@ -158,28 +158,8 @@ double mean(const double* p, std::size_t n);
 /// \brief numpy's var(ddof=1): mean first, then the squared deviations, in order.
 double variance(const double* p, std::size_t n);
 
-/// \brief Number of blocks the parallel steps split their work into: the OpenMP
-/// threads available (omp_get_max_threads()), 1 without OpenMP or inside a parallel
-/// region; set_blocks_for_testing(b > 0) overrides it (results do not depend on it).
-int parallel_blocks();
-void set_blocks_for_testing(int blocks);
-
-/// \brief Runs f(b) for b in [0, blocks) on OpenMP threads (serially without OpenMP
-/// or when already inside a parallel region). Each block must write only its own
-/// results. The first exception thrown by a block is rethrown after all have run.
-void run_blocks(int blocks, const std::function<void(int)>& f);
-
-/// \brief Standard normal quantile Φ⁻¹(p), relative error ≈ 1e-15 (Acklam's
-/// rational approximation refined by one Halley step on erfc). ±inf at 0 and 1,
-/// NaN outside [0, 1].
-double normal_quantile(double p);
-
-/// \brief Regularised incomplete beta function I_x(a, b), a, b > 0.
-double incomplete_beta(double x, double a, double b);
-
-/// \brief Inverse of x ↦ I_x(a, b) (the Beta(a, b) quantile), by bisection to
-/// the last bit.
-double beta_quantile(double p, double a, double b);
+// The parallel blocks (parallel_blocks, run_blocks, ...) are in detail/parallel.hpp,
+// the special functions (normal_quantile, beta_quantile, ...) in detail/special.hpp.
 
 }  // namespace detail
 

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "hmc/diagnostics/detail/parallel.hpp"
+#include "hmc/diagnostics/detail/quantile.hpp"
+
 namespace hmc::diagnostics {
 
 namespace {
@@ -71,17 +74,6 @@ void for_each_range(const hmc::DrawSource& src, int column, std::int64_t particl
     src.read(hmc::Section::kPosterior, column, p0, p1, chunk.data());
     f(p0, p1, chunk.data());
   }
-}
-
-/// Type-7 quantile at `prob` of n sorted draws given by kth(k), as quantile() does.
-template <class Kth>
-double linear_quantile(std::size_t n, double prob, Kth kth) {
-  const double h = (static_cast<double>(n) - 1.0) * prob;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const double x_lo = kth(lo);
-  if (lo + 1 >= n) return x_lo;
-  const double x_hi = kth(lo + 1);
-  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
 ParameterSummary summarize_column(const hmc::DrawSource& src, int column, const std::string& name, int superchains,
@@ -191,9 +183,9 @@ ParameterSummary summarize_column(const hmc::DrawSource& src, int column, const 
   std::vector<std::size_t> order;
   if (plain) {
     for (double p : probs) {
-      const auto lo = static_cast<std::size_t>(std::floor((static_cast<double>(n) - 1.0) * p));
+      const auto [lo, hi] = detail::type7_order_statistics(n, p, detail::Type7::kNumpy);
       order.push_back(lo);
-      order.push_back(std::min(lo + 1, n - 1));
+      order.push_back(hi);
     }
   }
   std::vector<double> order_values;
@@ -208,7 +200,7 @@ ParameterSummary summarize_column(const hmc::DrawSource& src, int column, const 
   if (plain) {
     // Order statistics are unique values here (no NaN, no −0.0 beside +0.0).
     for (int i = 0; i < 3; ++i) {
-      q[i] = linear_quantile(n, probs[i], [&](std::size_t k) {
+      q[i] = detail::type7_quantile(n, probs[i], detail::Type7::kNumpy, [&](std::size_t k) {
         return k == order[2 * static_cast<std::size_t>(i)] ? order_values[2 * static_cast<std::size_t>(i)]
                                                            : order_values[2 * static_cast<std::size_t>(i) + 1];
       });
@@ -255,14 +247,7 @@ std::int64_t count_far_particles(const hmc::DrawSource& src, int column) {
 }  // namespace
 
 double quantile(std::vector<double>& values, double prob) {
-  if (values.empty()) return kNaN;
-  const double h = (static_cast<double>(values.size()) - 1.0) * prob;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
-  const double x_lo = values[lo];
-  if (lo + 1 >= values.size()) return x_lo;
-  const double x_hi = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
-  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
+  return detail::type7_quantile(values, prob, detail::Type7::kNumpy);
 }
 
 std::vector<ParameterSummary> summarize(const hmc::DrawSource& source, const SummaryOptions& options) {
