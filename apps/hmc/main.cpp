@@ -175,7 +175,7 @@ std::string check_kokkos_option(const std::string& arg) {
   for (const auto& o : kKokkosOptions) {
     if (name != o.name) continue;
     if (o.value == KokkosValue::kNone) {
-      return eq == std::string::npos ? "" : name + " takes no value (got '" + hmc::io::printable(arg) + "')";
+      return eq == std::string::npos ? "" : name + " takes no value (got '" + hmc::printable(arg) + "')";
     }
     if (eq == std::string::npos) return name + " needs a value: " + name + "=VALUE";
     bool ok = true;
@@ -209,14 +209,14 @@ std::string check_kokkos_option(const std::string& arg) {
         void* handle = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
         if (!handle) {
           const char* why = dlerror();
-          return name + ": cannot load " + hmc::io::printable(lib, 80) + ": " + hmc::io::printable(why ? why : "", 120);
+          return name + ": cannot load " + hmc::printable(lib, 80) + ": " + hmc::printable(why ? why : "", 120);
         }
         dlclose(handle);
       }
     }
-    return ok ? "" : name + " must be " + want + " (got '" + hmc::io::printable(value, 40) + "')";
+    return ok ? "" : name + " must be " + want + " (got '" + hmc::printable(value, 40) + "')";
   }
-  return "unknown Kokkos option " + hmc::io::printable(name, 60) + " (see hmc --kokkos-help)";
+  return "unknown Kokkos option " + hmc::printable(name, 60) + " (see hmc --kokkos-help)";
 }
 
 std::string version_text() {
@@ -298,7 +298,7 @@ int run_sample(const hmc::parallel::MpiContext& mpi, const Options& opt, const s
   hmc::io::ResolvedConfig resolved;
   if (const int code = resolve_everywhere(mpi, opt, resolved, true); code != hmc::kExitOk) return code;
   if (opt.validate) {
-    if (mpi.root()) std::cout << hmc::io::dump_text(resolved.config, 2) << "\n";
+    if (mpi.root()) std::cout << hmc::dump_text(resolved.config, 2) << "\n";
     return hmc::kExitOk;
   }
   setup_logging(mpi, resolved.config["log"]["level"].get<std::string>());

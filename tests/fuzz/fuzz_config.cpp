@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
     if (!entry) {
       std::fprintf(stderr, "fuzz_config: a validated config names no known model: %s\n",
-                   hmc::io::dump_text(resolved.config["model"]["name"]).c_str());
+                   hmc::dump_text(resolved.config["model"]["name"]).c_str());
       std::abort();
     }
     const auto shape = entry->check(resolved.config["model"], resolved.data);
@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
       std::fprintf(stderr, "fuzz_config: the rank-0 broadcast does not round-trip\n");
       std::abort();
     }
-    const std::string shown = hmc::io::dump_text(resolved.config, 2);
+    const std::string shown = hmc::dump_text(resolved.config, 2);
     const auto settings = hmc::io::settings_from_config(resolved.config);
     (void)shown;
     (void)settings;

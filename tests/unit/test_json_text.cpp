@@ -51,7 +51,7 @@ TEST(JsonText, SyntaxErrorsSayWhereWithoutEchoingInput) {
 TEST(JsonText, DumpReplacesBytesThatAreNotUtf8) {
   const json j = {{"dir", std::string("/tmp/x\xff")}};
   EXPECT_THROW((void)j.dump(), json::type_error);  // nlohmann's default: the reason for dump_text
-  EXPECT_EQ(hmc::io::dump_text(j), "{\"dir\":\"/tmp/x\xEF\xBF\xBD\"}");
+  EXPECT_EQ(hmc::dump_text(j), "{\"dir\":\"/tmp/x\xEF\xBF\xBD\"}");
   // Transport between ranks keeps the bytes.
   EXPECT_EQ(hmc::io::from_transport(hmc::io::to_transport(j))["dir"].get<std::string>(), "/tmp/x\xff");
 }
@@ -59,20 +59,20 @@ TEST(JsonText, DumpReplacesBytesThatAreNotUtf8) {
 TEST(JsonText, ShownIsShortAndCheap) {
   json big = json::array();
   for (int i = 0; i < 100000; ++i) big.push_back(i);
-  const std::string s = hmc::io::shown(big);
+  const std::string s = hmc::shown(big);
   EXPECT_LE(s.size(), 40u);
   EXPECT_EQ(s.rfind("[0,1,2,3", 0), 0u) << s;
-  EXPECT_EQ(hmc::io::shown(json(1.5)), "1.5");
-  EXPECT_EQ(hmc::io::shown(json(std::string(100, 'x'))).size(), 40u);
+  EXPECT_EQ(hmc::shown(json(1.5)), "1.5");
+  EXPECT_EQ(hmc::shown(json(std::string(100, 'x'))).size(), 40u);
 }
 
 TEST(JsonText, PrintableMakesOneValidLine) {
-  EXPECT_EQ(hmc::io::printable("a\nb\tc"), "a b c");
-  EXPECT_EQ(hmc::io::printable("x\xff"), "x\xEF\xBF\xBD");
-  EXPECT_EQ(hmc::io::printable("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");  // "été" stays
-  EXPECT_EQ(hmc::io::printable("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");    // overlong '/'
+  EXPECT_EQ(hmc::printable("a\nb\tc"), "a b c");
+  EXPECT_EQ(hmc::printable("x\xff"), "x\xEF\xBF\xBD");
+  EXPECT_EQ(hmc::printable("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");  // "été" stays
+  EXPECT_EQ(hmc::printable("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");    // overlong '/'
   // A cut never splits a character.
-  const std::string cut = hmc::io::printable(std::string(20, '\xC3') + "", 10);
+  const std::string cut = hmc::printable(std::string(20, '\xC3') + "", 10);
   EXPECT_LE(cut.size(), 10u);
 }
 

@@ -48,10 +48,7 @@ int json_depth(const std::string& text, int limit, std::size_t* where = nullptr)
 /// Pipes and character devices are read up to the limit too.
 std::string read_input_file(const std::string& path, std::int64_t max_bytes);
 
-// dump_text(), shown() and printable() are core/text.hpp's (models and keys/ use them too).
-using hmc::dump_text;
-using hmc::printable;
-using hmc::shown;
+// dump_text(), shown() and printable() are in core/text.hpp (models and keys/ use them too).
 
 /// \brief Byte-exact transport of a JSON value (CBOR), e.g. to other ranks.
 std::string to_transport(const nlohmann::json& v);

@@ -32,16 +32,16 @@ void check_against_model(const json& c, const ModelShape& shape, const std::stri
   const double eps = c["sampler"]["step_size"].get<double>();
   const double length = eps * c["sampler"]["leapfrog_steps"].get<double>();
   if (!std::isfinite(length)) {
-    throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
+    throw ConfigError("config error: /sampler/step_size " + hmc::shown(c["sampler"]["step_size"]) +
                       " x /sampler/leapfrog_steps: the path length is not finite");
   }
   const double longest = eps * c["sampler"]["adapt"]["max_leapfrog"].get<double>();
   if (!std::isfinite(longest)) {
-    throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
+    throw ConfigError("config error: /sampler/step_size " + hmc::shown(c["sampler"]["step_size"]) +
                       " x /sampler/adapt/max_leapfrog: the longest path is not finite");
   }
   if (!(length > 0.0) || !(longest > 0.0)) {
-    throw ConfigError("config error: /sampler/step_size " + io::shown(c["sampler"]["step_size"]) +
+    throw ConfigError("config error: /sampler/step_size " + hmc::shown(c["sampler"]["step_size"]) +
                       " is too small to move (its products with the step counts underflow to 0)");
   }
   const auto superchains = c["diagnostics"]["superchains"].get<std::int64_t>();
@@ -63,7 +63,7 @@ void check_disk(const json& c, const ModelShape& shape) {
   const std::int64_t need = estimate_output_bytes(c, shape);
   const std::int64_t free = free_disk_bytes(dir);
   if (free >= 0 && need > free) {
-    throw RunError("run error: /output/dir " + io::printable(dir) + ": the run needs about " + format_bytes(need) +
+    throw RunError("run error: /output/dir " + hmc::printable(dir) + ": the run needs about " + format_bytes(need) +
                    " of disk (store, results, checkpoint), but only " + format_bytes(free) +
                    " are free there (docs/output.md#disk-space)");
   }

@@ -105,7 +105,7 @@ std::string fingerprint(const json& config, const json& data) {
   c.erase("output");
   c.erase("log");
   c.erase("run");
-  const std::string text = io::dump_text(c) + "\n" + io::dump_text(data);
+  const std::string text = hmc::dump_text(c) + "\n" + hmc::dump_text(data);
   io::Checksum sum;
   sum.update(text.data(), text.size());
   char buf[24];
@@ -330,7 +330,7 @@ std::optional<Resumed> Session::open(int row_width) {
         for (unsigned char b : io::to_transport(spec_.config)) hex += {digits[b >> 4], digits[b & 15]};
         rc["config_bytes"] = hex;
       }
-      io::write_file_atomic(spec_.paths.run_config(), io::dump_text(rc, 2) + "\n");
+      io::write_file_atomic(spec_.paths.run_config(), hmc::dump_text(rc, 2) + "\n");
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
@@ -361,7 +361,7 @@ std::optional<Resumed> Session::open(int row_width) {
                hmc::ExecSpace().concurrency(), c["seed"].get<std::uint64_t>());
   if (!spec_.resume) return std::nullopt;
   checkpointed_ = true;
-  const json header = json::parse(mpi_.broadcast(mpi_.root() ? io::dump_text(ckpt.header) : std::string()));
+  const json header = json::parse(mpi_.broadcast(mpi_.root() ? hmc::dump_text(ckpt.header) : std::string()));
   Resumed r;
   r.rows = parallel::scatter_rows(mpi_, dec_, ckpt.rows, row_width);
   r.loop = loop_from_json(header.at("loop"));
@@ -547,7 +547,7 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
                         {"seed", std::to_string(c["seed"].get<std::uint64_t>())},
                         {"particles", settings_.particles},
                         {"thin", settings_.thin},
-                        {"config", io::dump_text(run_config)}};
+                        {"config", hmc::dump_text(run_config)}};
           io::NetcdfOptions nopt;
           nopt.compression = c["output"]["compression"].get<int>();
           io::write_inference_data(dir + "/draws.nc", *store_, nopt, attrs, [&](double f) { p.update(f); });
@@ -580,7 +580,7 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
       const auto w1 = Clock::now();
       writer.join();  // rethrows what the writer threw
       io::write_particles_csv(dir + "/particles.csv", *store_, totals, settings_.draws);
-      io::write_file_atomic(dir + "/run.json", io::dump_text(run_info(mpi_, spec_, adapted, per_rank), 2) + "\n");
+      io::write_file_atomic(dir + "/run.json", hmc::dump_text(run_info(mpi_, spec_, adapted, per_rank), 2) + "\n");
       throw_if_interrupted();
       io::Timings t;
       t.setup = setup_s_;
@@ -597,7 +597,7 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
       summary["memory"] = {{"peak_rss_mib", std::max(root_rss, others_rss)},
                            {"rank0_peak_rss_mib", root_rss},
                            {"block_draws", settings_.block_draws}};
-      io::write_file_atomic(dir + "/summary.json", io::dump_text(summary, 2) + "\n");
+      io::write_file_atomic(dir + "/summary.json", hmc::dump_text(summary, 2) + "\n");
       files.insert(files.end(), {"particles.csv", "summary.json", "run.json"});
       publish(spec_.paths, spec_.overwrite);
       std::cout << io::summary_table(params, stats, t, adapted, warnings) << std::flush;

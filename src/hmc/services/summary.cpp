@@ -78,7 +78,7 @@ int print_summary(const std::string& dir, const std::string& format) {
     status["particles"] = layout.particles;
     if (have == 0) {
       if (format == "json") {
-        std::cout << io::dump_text(json{{"status", status}}, 2) << "\n";
+        std::cout << hmc::dump_text(json{{"status", status}}, 2) << "\n";
       } else {
         std::cout << "no post-warmup draws stored yet in " << status["dir"].get<std::string>() << "\n";
       }
@@ -88,7 +88,7 @@ int print_summary(const std::string& dir, const std::string& format) {
     if (format == "json") {
       json out = io::parameters_json(params);
       out["status"] = status;
-      std::cout << io::dump_text(out, 2) << "\n";
+      std::cout << hmc::dump_text(out, 2) << "\n";
     } else {
       std::cout << io::parameter_table(params) << "\n"
                 << status["state"].get<std::string>() << " run in " << status["dir"].get<std::string>() << ": "
