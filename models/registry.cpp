@@ -1,31 +1,18 @@
 #include "registry.hpp"
 
-#include "coin_toss.hpp"
-#include "eight_schools.hpp"
-#include "harmonic_oscillator.hpp"
-#include "hmm.hpp"
-#include "linear_acceleration.hpp"
-#include "logistic_regression.hpp"
-#include "model_entry.hpp"
+#include "hmc/io/draw_writer.hpp"
+#include "hmc/io/schema.hpp"
+
+#include <sstream>
 
 namespace hmc::models {
 
-const std::vector<ModelEntry>& registry() {
-  static const std::vector<ModelEntry> models = {
-      entry<CoinToss>("coin_toss", "independent coins, Bernoulli tosses, Beta(a, b) priors; p on the logit scale"),
-      entry<EightSchools>("eight_schools",
-                          "hierarchical normal (Rubin 1981), non-centred; gradient by forward-mode autodiff"),
-      entry<HarmonicOscillator>("harmonic_oscillator", "U(q) = 1/2 (q - c)^T K (q - c): a Gaussian with known moments"),
-      entry<Hmm>("hmm",
-                 "hidden Markov model, categorical or Gaussian emissions; states summed out (forward algorithm)"),
-      entry<LinearAcceleration>("linear_acceleration",
-                                "z = h + v0 t + g t^2 + N(0, sigma): height under constant acceleration"),
-      entry<LogisticRegression>("logistic_regression", "Bayesian logistic regression, Normal priors on alpha, beta"),
-  };
-  return models;
+const std::vector<ModelInfo>& registry() {
+  static const std::vector<ModelInfo> infos = shipped().infos();
+  return infos;
 }
 
-const ModelEntry* find_model(const std::string& name) {
+const ModelInfo* find_model(const std::string& name) {
   for (const auto& m : registry())
     if (m.name == name) return &m;
   return nullptr;
@@ -38,8 +25,28 @@ std::vector<std::string> model_names() {
 }
 
 keys::Keys model_keys(const std::string& name) {
-  const ModelEntry* m = find_model(name);
+  const ModelInfo* m = find_model(name);
   return m ? m->keys() : keys::Keys{};
+}
+
+io::Catalog catalog() { return io::Catalog{model_names(), &model_keys, io::format_names(io::draw_formats())}; }
+
+std::string keys_listing() {
+  std::ostringstream os;
+  os << "generic keys (docs/config.md)\n" << keys::markdown_header() << "\n";
+  const io::Catalog c = catalog();
+  for (const auto& k : io::generic_keys(c.models, c.formats)) os << keys::markdown_row(k) << "\n";
+  for (const auto& m : registry()) {
+    os << "\nkeys of " << m.name << " (docs/models.md#" << m.name << ")\n";
+    const auto keys = m.keys();
+    if (keys.empty()) {
+      os << "(none)\n";
+      continue;
+    }
+    os << keys::markdown_header() << "\n";
+    for (const auto& k : keys) os << keys::markdown_row(k) << "\n";
+  }
+  return os.str();
 }
 
 }  // namespace hmc::models

@@ -2,7 +2,10 @@
 // message, naming that member (model/concept.hpp). Compiled by the ctest cases of
 // tests/compile/CMakeLists.txt, once complete (HMC_DROP undefined: must compile) and
 // once per dropped member; check_compile.sh reads the compiler's output.
-#include "model_entry.hpp"
+#include "hmc/services/diagnose.hpp"
+#include "hmc/services/prepare.hpp"
+#include "hmc/services/sample.hpp"
+#include "registry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -40,4 +43,15 @@ struct Toy {
 
 }  // namespace
 
-hmc::models::ModelEntry toy_entry() { return hmc::models::entry<Toy>("toy", "a standard normal"); }
+// Registered as a model of a list, and handed to every typed service as hmc itself does
+// (apps/hmc/main.cpp): a run, its validation and the gradient check.
+int run_toy(const hmc::parallel::MpiContext& mpi, const hmc::services::RunSpec& spec) {
+  static const hmc::models::ModelList list{hmc::models::entry<Toy>("toy", "a standard normal")};
+  if (list.infos().empty()) return 1;
+  return list.visit(spec.run.model, [&](auto m) {
+    using Model = typename decltype(m)::type;
+    const auto& formats = hmc::io::draw_formats();
+    return hmc::services::sample<Model>(mpi, spec, formats) + hmc::services::validate<Model>(mpi, spec, formats) +
+           hmc::services::diagnose<Model>(mpi, spec, hmc::services::DiagnoseOptions{});
+  });
+}

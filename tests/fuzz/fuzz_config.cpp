@@ -3,13 +3,13 @@
 /// functions `hmc --config` and `hmc --validate` call before sampling.
 ///
 /// The input is split as tests/fuzz/framing.hpp describes; the config and data sections
-/// are written to a temporary directory of this process, and then, as in
-/// apps/hmc/main.cpp (resolve_everywhere and what follows it):
-///   hmc::io::resolve_config(config, sets, model names, model keys)   read, override, validate, load data
-///   registry entry ->check(model, data)                               the model parses its data
-///   check_against_model, check_memory, estimate_output_bytes          the preflight checks
-///   to_transport/from_transport, dump_text(config, 2)                 the rank-0 broadcast, --validate
-///   hmc::io::settings_from_config(config)                             what a run and diagnose read
+/// are written to a temporary directory of this process, and then, as services::resolve
+/// and services::prepare_model do for `hmc --config`:
+///   hmc::io::resolve_config(config, sets, catalog)                  read, override, validate, load data
+///   hmc::io::run_config(config)                                     the typed config a run reads
+///   models::visit -> Model::from_config(model, data)                the model parses its data
+///   check_against_model, check_memory, estimate_output_bytes        the preflight checks
+///   spec_json/spec_from_json, to_transport, dump_text(config, 2)    the rank-0 broadcast, --validate
 /// ConfigError, DataError and RunError are the expected outcomes of bad input (exit codes
 /// 2, 3, 4). Anything else is a finding: another exception (uncaught here, so libFuzzer
 /// reports it: `hmc` would exit 1, "internal error"), a crash, a sanitizer report or a
@@ -19,8 +19,12 @@
 #include "hmc/io/config.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
+#include "hmc/io/draw_writer.hpp"
+#include "hmc/io/run_config.hpp"
+#include "hmc/services/prepare.hpp"
 #include "hmc/services/preflight.hpp"
 #include "hmc/services/resources.hpp"
+#include "hmc/services/run_spec.hpp"
 #include "registry.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -80,7 +84,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
-  static const std::vector<std::string> names = hmc::models::model_names();
+  static const hmc::io::Catalog catalog = hmc::models::catalog();
   const auto sections = hmc::fuzz::split_sections(std::string_view(reinterpret_cast<const char*>(bytes), size));
 
   const fs::path config_path = g_dir / "config.json", data_path = g_dir / hmc::fuzz::kDataFile;
@@ -94,27 +98,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   for (std::size_t i = 2; i < sections.size() && sets.size() < hmc::fuzz::kMaxSets; ++i) sets.push_back(sections[i]);
 
   try {
-    const auto resolved = hmc::io::resolve_config(config_path.string(), sets, names, hmc::models::model_keys);
-    const auto* entry = hmc::models::find_model(resolved.config["model"]["name"].get<std::string>());
-    if (!entry) {
-      std::fprintf(stderr, "fuzz_config: a validated config names no known model: %s\n",
-                   hmc::dump_text(resolved.config["model"]["name"]).c_str());
+    const auto resolved = hmc::io::resolve_config(config_path.string(), sets, catalog);
+    hmc::services::RunSpec spec;
+    spec.config = resolved.config;
+    spec.data = resolved.data;
+    spec.run = hmc::io::run_config(resolved.config);
+    if (!hmc::models::find_model(spec.run.model)) {
+      std::fprintf(stderr, "fuzz_config: a validated config names no known model: %s\n", spec.run.model.c_str());
       std::abort();
     }
-    const auto shape = entry->check(resolved.config["model"], resolved.data);
-    hmc::services::check_against_model(resolved.config, shape, entry->name, entry->samples_prior);
-    hmc::services::check_memory(resolved.config, shape, 1, 1);
-    (void)hmc::services::estimate_output_bytes(resolved.config, shape);
-    const nlohmann::json both{{"config", resolved.config}, {"data", resolved.data}};
+    hmc::models::visit(spec.run.model, [&](auto m) {
+      using Model = typename decltype(m)::type;
+      const Model model = Model::from_config(spec.run.model_section, spec.data);
+      const auto shape = hmc::services::shape_of(model, spec.data);
+      hmc::services::check_against_model(spec.run, shape, hmc::model::can_sample_prior<Model>());
+      hmc::services::check_memory(spec.run, shape, 1, 1);
+      (void)hmc::services::estimate_output_bytes(spec.run, hmc::services::store_layout(model, spec.run), shape,
+                                                 hmc::io::draw_formats());
+      return 0;
+    });
+    const nlohmann::json both{{"spec", hmc::services::spec_json(spec)}, {"data", spec.data}};
     const std::string payload = hmc::io::to_transport(both);
-    if (hmc::io::from_transport(payload) != both) {
+    const nlohmann::json back = hmc::io::from_transport(payload);
+    if (back != both || hmc::services::spec_from_json(back["spec"], "fuzz").config != spec.config) {
       std::fprintf(stderr, "fuzz_config: the rank-0 broadcast does not round-trip\n");
       std::abort();
     }
     const std::string shown = hmc::dump_text(resolved.config, 2);
-    const auto settings = hmc::io::settings_from_config(resolved.config);
     (void)shown;
-    (void)settings;
   } catch (const hmc::ConfigError&) {
   } catch (const hmc::DataError&) {
   } catch (const hmc::RunError&) {

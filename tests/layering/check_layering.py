@@ -4,8 +4,11 @@
 - The folders of src/hmc include each other without a cycle (core at the bottom).
 - No MPI call (an identifier starting MPI_) outside src/hmc/parallel and src/hmc/services.
 - Models (models/*.hpp) include hmc headers only from core/, model/ and keys/ (their config keys,
-  typed values and data reader), never io/, sampler/, parallel/ or services/; models/registry.cpp and model_entry.hpp,
-  which turn models into runs, may.
+  typed values and data reader), never io/, sampler/, parallel/ or services/; models/registry.hpp and registry.cpp,
+  which hand models to the services, may.
+- Nothing outside io/config (config.cpp, run_config.cpp) reads a config's JSON: no subscript, at(), value() or
+  json_pointer of a generic section (/model, /sampler, /output, /diagnostics, /log, /run, /seed) in src/hmc, apps/
+  or models/. The rest of hmc reads io::RunConfig; a model reads its /model section through keys::Values.
 
 Usage: check_layering.py SOURCE_DIR   (exit 1 and one line per violation)
 """
@@ -17,6 +20,11 @@ root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 src = os.path.join(root, "src", "hmc")
 include = re.compile(r'^\s*#\s*include\s+"hmc/([a-z_]+)/', re.M)
 mpi_call = re.compile(r"\bMPI_[A-Za-z_]+\s*\(")
+SECTIONS = r"(?:model|sampler|output|diagnostics|log|run|seed)"
+# A read: a subscript not assigned to (`out["sampler"] = ...` builds an output), at(), ...
+raw_config = re.compile(r'\[\s*"' + SECTIONS + r'"\s*\](?!\s*=[^=])|\b(?:at|value|contains|erase)\(\s*"' + SECTIONS + r'"'
+                        r'|json_pointer\(\s*"/' + SECTIONS + r'\b')
+CONFIG_READERS = {os.path.join("src", "hmc", "io", "config.cpp"), os.path.join("src", "hmc", "io", "run_config.cpp")}
 problems = []
 
 
@@ -28,7 +36,8 @@ def sources(top):
 
 
 def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    """The text without comments, line breaks kept (so line numbers still hold)."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
 
 
@@ -78,7 +87,7 @@ allowed_for_models = {"core", "model", "keys"}
 models = os.path.join(root, "models")
 for path in sources(models):
     name = os.path.basename(path)
-    if name in ("registry.cpp", "registry.hpp", "model_entry.hpp"):
+    if name in ("registry.cpp", "registry.hpp"):
         continue
     for target in include.findall(open(path, encoding="utf-8").read()):
         if target not in allowed_for_models:
@@ -89,6 +98,16 @@ for path in sources(models):
 for path in sources(os.path.join(root, "apps")):
     if mpi_call.search(strip_comments(open(path, encoding="utf-8").read())):
         problems.append(f"{os.path.relpath(path, root)}: calls MPI outside src/hmc/parallel and src/hmc/services")
+
+for top in ("src", "apps", "models"):
+    for path in sources(os.path.join(root, top)):
+        rel = os.path.relpath(path, root)
+        if rel in CONFIG_READERS:
+            continue
+        for n, line in enumerate(strip_comments(open(path, encoding="utf-8").read()).splitlines(), 1):
+            if raw_config.search(line):
+                problems.append(f"{rel}:{n}: reads the config's JSON outside io/config (use io::RunConfig): "
+                                f"{line.strip()}")
 
 for p in problems:
     print("layering:", p)

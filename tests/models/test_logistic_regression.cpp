@@ -10,6 +10,7 @@
 #include "hmc/model/concept.hpp"
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "logistic_regression.hpp"
 
 #include <gtest/gtest.h>
@@ -258,8 +259,8 @@ TEST(LogisticRegression, PosteriorMatchesQuadrature) {
   s.leapfrog_steps = 8;
   s.seed = 20261202;
   s.adapt.enabled = false;  // a fixed step size and path length: the engine itself
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
   ASSERT_EQ(summary.size(), 3u);
   for (int k = 0; k < 3; ++k) {
     const auto& p = summary[k];

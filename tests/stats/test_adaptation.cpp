@@ -4,7 +4,9 @@
 #include "harmonic_oscillator.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/config.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "registry.hpp"
 #include "support/moments.hpp"
 
@@ -22,7 +24,7 @@ void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, do
   hmc::test::expect_moments(s, mean, var, check_rhat);
 }
 
-double post_warmup_acceptance(const hmc::LocalDraws& d) {
+double post_warmup_acceptance(const hmc::test::LocalDraws& d) {
   double sum = 0.0;
   for (std::size_t i = 0; i < d.accept_prob.extent(0); ++i)
     for (std::size_t t = 0; t < d.accept_prob.extent(1); ++t) sum += d.accept_prob(i, t);
@@ -50,7 +52,7 @@ TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
   for (int i = 0; i < 10; ++i) k.push_back(std::pow(10.0, 4.0 * i / 9.0));
   const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", k}}, nullptr);
   const auto s = adaptive("diag", "chees", 31);
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
   ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDiag);
@@ -58,7 +60,7 @@ TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
   for (std::size_t i = 0; i < k.size(); ++i) {
     EXPECT_NEAR(draws.adapted.inv_metric[i] * k[i], 1.0, 0.2) << "metric entry " << i;
   }
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
   for (std::size_t i = 0; i < k.size(); ++i) expect_moments(summary[i], 0.0, 1.0 / k[i]);
 }
 
@@ -90,7 +92,7 @@ TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
   const auto model =
       hmc::models::HarmonicOscillator::from_config({{"precision", inv}, {"centres", {1.0, -1.0, 0.5, 2.0}}}, nullptr);
   const auto s = adaptive("dense", "chees", 32);
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
   ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDense);
@@ -101,7 +103,7 @@ TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
           << "metric (" << i << "," << j << ")";
     }
   EXPECT_GT(draws.adapted.trajectory_length, 0.0);
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
   const std::vector<double> centre = {1.0, -1.0, 0.5, 2.0};
   for (int i = 0; i < d; ++i) expect_moments(summary[i], centre[i], cov[i][i]);
 }
@@ -111,7 +113,7 @@ TEST(Adaptation, ReachesTargetFromAHugeInitialStepSize) {
   auto s = adaptive("diag", "fixed", 33);
   s.step_size = 5.0;  // every first trajectory diverges
   s.adapt.target_accept = 0.9;
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
   EXPECT_NEAR(post_warmup_acceptance(draws), 0.9, 0.05);
 }
 
@@ -121,7 +123,7 @@ TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
   s.adapt.enabled = false;
   s.step_size = 0.07;
   s.particles = 64;
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
   EXPECT_EQ(draws.adapted.step_size, 0.07);
   EXPECT_EQ(draws.adapted.metric, hmc::MetricKind::kUnit);
   for (double v : draws.adapted.inv_metric) EXPECT_EQ(v, 1.0);
@@ -129,14 +131,13 @@ TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
 
 // The shipped coin-toss config, adaptation on as it ships, against Beta(1 + heads, 1 + tails).
 TEST(Adaptation, CoinTossDefaultConfigMatchesBeta) {
-  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {},
-                                                hmc::models::model_names(), hmc::models::model_keys);
-  auto s = hmc::io::settings_from_config(resolved.config);
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {}, hmc::models::catalog());
+  auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/coin_toss.json should adapt";
   const auto model = hmc::models::CoinToss::from_config(resolved.config["model"], resolved.data);
   const auto counts = hmc::models::CoinToss::count_tosses(resolved.data);
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
   for (std::size_t c = 0; c < counts.size(); ++c) {
     const double a = 1.0 + counts[c].first, b = 1.0 + counts[c].second;
     expect_moments(summary[c], a / (a + b), a * b / ((a + b) * (a + b) * (a + b + 1)));

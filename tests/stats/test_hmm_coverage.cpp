@@ -8,6 +8,7 @@
 // that shifts the posterior by more than about one posterior sd is caught.
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "hmm.hpp"
 
 #include <gtest/gtest.h>
@@ -78,8 +79,8 @@ TEST(HmmCoverage, GaussianTwoStates90PercentIntervalsCoverTruth) {
   // iterations, the means still agree but the per-particle spreads do not (R-hat 1.15).
   s.adapt.max_leapfrog = 64;
   s.seed = 11;
-  const auto draws = hmc::sampler::sample(m, s, 0, s.particles);
-  const auto summary = hmc::diagnostics::summarize(draws, m.parameter_names());
+  const auto draws = hmc::test::sample(m, s, 0, s.particles);
+  const auto summary = hmc::test::summarize(draws, m.parameter_names());
 
   std::map<std::string, double> expected = {{"mu[1]", truth.mu[0]}, {"mu[2]", truth.mu[1]}, {"sigma", truth.sigma}};
   for (int i = 0; i < 2; ++i)

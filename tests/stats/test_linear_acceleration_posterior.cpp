@@ -9,7 +9,9 @@
 //   precision P = XᵀX / σ² + diag(0, 0, 1/4),   mean = P⁻¹ (Xᵀz / σ² + (0, 0, -6/4)).
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/config.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "linear_acceleration.hpp"
 #include "registry.hpp"
 
@@ -63,7 +65,7 @@ Gaussian3 closed_form(const json& data, double sigma, double g_mean, double g_sd
 /// particles are independent chains with equal numbers of draws, so, as for the mean
 /// in diagnostics/summary.hpp, MCSE(r) = sd over particles of the per-particle means
 /// of ψ, divided by √(particles): valid whatever the autocorrelation within a particle.
-std::pair<double, double> correlation_and_mcse(const hmc::LocalDraws& d, int j, int k) {
+std::pair<double, double> correlation_and_mcse(const hmc::test::LocalDraws& d, int j, int k) {
   const int n = static_cast<int>(d.draws.extent(0)), m = static_cast<int>(d.draws.extent(1));
   double mj = 0, mk = 0, vj = 0, vk = 0, cjk = 0;
   for (int i = 0; i < n; ++i)
@@ -97,7 +99,7 @@ std::pair<double, double> correlation_and_mcse(const hmc::LocalDraws& d, int j, 
 }
 
 /// Means and sds within 4 MCSE of the closed form, and corr(v0, g) within 4 MCSE.
-void expect_conjugate_posterior(const hmc::LocalDraws& draws,
+void expect_conjugate_posterior(const hmc::test::LocalDraws& draws,
                                 const std::vector<hmc::diagnostics::ParameterSummary>& summary,
                                 const Gaussian3& exact) {
   for (int k = 0; k < 3; ++k) {
@@ -145,8 +147,8 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   s.init_values = {hmc::transform::interval_inverse(exact.mean[0], model.h_lo, model.h_hi),
                    hmc::transform::interval_inverse(exact.mean[1], model.v_lo, model.v_hi), exact.mean[2]};
   s.init_radius = 0.01;
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
 
   double accept = 0, divergences = 0;
   for (int i = 0; i < static_cast<int>(draws.accept_sum.extent(0)); ++i) {
@@ -162,14 +164,13 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
 
 // The shipped config as it ships: adaptation on (diag metric, ChEES), its own start.
 TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) {
-  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {},
-                                                hmc::models::model_names(), hmc::models::model_keys);
-  const auto s = hmc::io::settings_from_config(resolved.config);
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {}, hmc::models::catalog());
+  const auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/linear_acceleration.json should adapt";
   const auto model = hmc::models::LinearAcceleration::from_config(resolved.config["model"], resolved.data);
   const Gaussian3 exact = closed_form(resolved.data, resolved.config["model"]["sigma"].get<double>(), -6.0, 2.0);
-  const auto draws = hmc::sampler::sample(model, s, 0, s.particles);
-  const auto summary = hmc::diagnostics::summarize(draws, model.parameter_names());
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
+  const auto summary = hmc::test::summarize(draws, model.parameter_names());
   expect_conjugate_posterior(draws, summary, exact);
 }
 

@@ -4,6 +4,7 @@
 #include "harmonic_oscillator.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "support/moments.hpp"
 
 #include <gtest/gtest.h>
@@ -32,8 +33,8 @@ hmc::sampler::Settings settings(double eps, int steps, std::uint64_t seed) {
 
 template <class Model>
 std::vector<hmc::diagnostics::ParameterSummary> run(const Model& m, const hmc::sampler::Settings& s) {
-  const auto draws = hmc::sampler::sample(m, s, 0, s.particles);
-  return hmc::diagnostics::summarize(draws, m.parameter_names());
+  const auto draws = hmc::test::sample(m, s, 0, s.particles);
+  return hmc::test::summarize(draws, m.parameter_names());
 }
 
 TEST(Posterior, CoinTossStandardTossesMatchBeta) {

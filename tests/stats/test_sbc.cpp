@@ -4,6 +4,7 @@
 #include "coin_toss.hpp"
 #include "hmc/model/transforms.hpp"
 #include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
 #include "linear_acceleration.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +37,7 @@ hmc::sampler::Settings sbc_settings(std::uint64_t seed) {
 }
 
 /// rank of `truth` among the draws of parameter k (one per particle).
-int rank_of(const hmc::LocalDraws& d, int k, double truth) {
+int rank_of(const hmc::test::LocalDraws& d, int k, double truth) {
   int r = 0;
   for (std::size_t i = 0; i < d.draws.extent(0); ++i) r += d.draws(i, d.draws.extent(1) - 1, k) < truth ? 1 : 0;
   return r;
@@ -61,7 +62,7 @@ TEST(Sbc, CoinTossRanksAreUniform) {
     for (int t = 0; t < 20; ++t) tosses.push_back(uniform(rng) < p ? 1 : 0);
     const auto model =
         hmc::models::CoinToss::from_config({{"priors", {{"a", 1.0}, {"b", 1.0}}}}, {{"tosses", json::array({tosses})}});
-    const auto draws = hmc::sampler::sample(model, sbc_settings(1000 + r), 0, kParticles);
+    const auto draws = hmc::test::sample(model, sbc_settings(1000 + r), 0, kParticles);
     ranks.push_back(rank_of(draws, 0, p));
   }
   EXPECT_LT(chi2(ranks), kChi2Critical);
@@ -117,7 +118,7 @@ TEST(Sbc, LinearAccelerationRanksAreUniform) {
     s.init_radius = 0.05;
     s.init_values = {hmc::transform::interval_inverse(clamp(fit[0], 70.0, 150.0), 70.0, 150.0),
                      hmc::transform::interval_inverse(clamp(fit[1], 20.0, 100.0), 20.0, 100.0), fit[2]};
-    const auto draws = hmc::sampler::sample(model, s, 0, kParticles);
+    const auto draws = hmc::test::sample(model, s, 0, kParticles);
     const double truth[3] = {h, v0, g};
     for (int k = 0; k < 3; ++k) ranks[k].push_back(rank_of(draws, k, truth[k]));
   }

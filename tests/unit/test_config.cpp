@@ -1,6 +1,7 @@
 // Config validation: every failure is one line naming the key; defaults are filled;
 // --set values are typed; docs/config.md documents every key.
 #include "hmc/io/config.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/keys/key.hpp"
 #include "registry.hpp"
@@ -21,7 +22,7 @@ using nlohmann::json;
 json minimal() { return {{"model", {{"name", "coin_toss"}, {"data", {{"tosses", {{1, 0}}}}}}}}; }
 
 void validate(json& c) {
-  hmc::io::validate_config(c, hmc::models::model_names(), hmc::models::model_keys, "/nonexistent");
+  hmc::io::validate_config(c, hmc::models::catalog(), "/nonexistent");
 }
 
 std::string config_error(json c) {
@@ -140,7 +141,7 @@ TEST(Config, SetRejectsMalformedAssignments) {
 TEST(Config, RelativeDataPathIsRelativeToTheConfigFile) {
   json c = minimal();
   c["model"]["data"] = "data/x.json";
-  hmc::io::validate_config(c, hmc::models::model_names(), hmc::models::model_keys, "/some/where");
+  hmc::io::validate_config(c, hmc::models::catalog(), "/some/where");
   EXPECT_EQ(c["model"]["data"], "/some/where/data/x.json");
 }
 
@@ -201,7 +202,8 @@ std::vector<std::string> rows_of(const std::vector<hmc::keys::KeySpec>& keys) {
 // docs/config.md's key rows are the generic keys' rows as the key builder writes them
 // (`hmc --list-keys`), all of them and no others, in the schema's order.
 TEST(Docs, ConfigTablesAreTheGenericKeys) {
-  const auto generic = hmc::io::generic_keys(hmc::models::model_names());
+  const auto catalog = hmc::models::catalog();
+  const auto generic = hmc::io::generic_keys(catalog.models, catalog.formats);
   EXPECT_EQ(key_rows(read_doc("docs/config.md")), rows_of(generic))
       << "docs/config.md: paste the generic rows of `hmc --list-keys`";
 }
@@ -242,6 +244,56 @@ TEST(Docs, ListModelsExampleIsReal) {
     EXPECT_TRUE(found) << "docs/cli.md shows a --list-models line hmc does not print: " << line;
   }
   EXPECT_GT(shown, 0);
+}
+
+// /output/formats: a list of the build's draw formats, one of them as a string, or
+// "both"; RunConfig holds the list.
+TEST(Config, OutputFormatsAreAList) {
+  const auto formats_of = [](json value) {
+    json c = minimal();
+    c["output"]["formats"] = std::move(value);
+    validate(c);
+    return hmc::io::run_config(c).output.formats;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(formats_of("netcdf"), Names{"netcdf"});
+  EXPECT_EQ(formats_of("csv"), Names{"csv"});
+  EXPECT_EQ(formats_of("both"), (Names{"netcdf", "csv"}));
+  EXPECT_EQ(formats_of(json::array({"csv", "netcdf"})), (Names{"csv", "netcdf"}));
+  json c = minimal();
+  validate(c);
+  EXPECT_EQ(c["output"]["formats"], json::array({"netcdf"}));
+  EXPECT_EQ(hmc::io::run_config(c).output.formats, Names{"netcdf"});
+  for (const json& bad : {json("hdf5"), json::array(), json::array({"netcdf", "netcdf"}), json::array({"both"}),
+                          json::array({1}), json(3)}) {
+    json b = minimal();
+    b["output"]["formats"] = bad;
+    EXPECT_NE(config_error(b).find("/output/formats"), std::string::npos) << bad.dump();
+  }
+}
+
+// RunConfig: every generic key's default, from the schema, for a config that leaves it out.
+TEST(Config, RunConfigTakesTheSchemasDefaults) {
+  json c = minimal();
+  validate(c);
+  const auto r = hmc::io::run_config(c);
+  EXPECT_EQ(r.model, "coin_toss");
+  EXPECT_EQ(r.sampler.particles, 1024);
+  EXPECT_EQ(r.sampler.warmup, 500);
+  EXPECT_EQ(r.sampler.seed, 1u);
+  EXPECT_EQ(r.sampler.progress_every, 100);
+  EXPECT_EQ(r.output.checkpoint_every, 100);
+  EXPECT_EQ(r.run.rank_timeout_s, 600.0);
+  EXPECT_EQ(r.diagnostics.max_draws, 8388608);
+  EXPECT_FALSE(r.init_values_given);
+  // A recorded config of an older hmc lacks sections: their defaults, too.
+  json old = c;
+  old.erase("run");
+  EXPECT_EQ(hmc::io::run_config(old).run.rank_timeout_s, 600.0);
+  json big = minimal();
+  big["seed"] = 18446744073709551615ull;
+  validate(big);
+  EXPECT_EQ(hmc::io::run_config(big).sampler.seed, 18446744073709551615ull);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // and every registered model gets it.
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/sampler/run.hpp"
+#include "hmc/services/diagnose.hpp"
 #include "hmm.hpp"
 #include "registry.hpp"
 #include "support/device_eval.hpp"
@@ -190,15 +191,22 @@ TEST(GradientCheck, PointsAreTheSamplersInitialPositions) {
 }
 
 TEST(GradientCheck, EveryRegisteredModelHasADiagnose) {
-  for (const auto& m : hmc::models::registry()) EXPECT_TRUE(static_cast<bool>(m.diagnose)) << m.name;
+  // visit() hands every registered model's type to the diagnose service's check.
+  for (const auto& m : hmc::models::registry()) {
+    const bool typed = hmc::models::visit<bool>(m.name, [](auto t) { return sizeof(typename decltype(t)::type) > 0; });
+    EXPECT_TRUE(typed) << m.name;
+  }
   const nlohmann::json model = {{"name", "harmonic_oscillator"}, {"spring_constants", {1.0, 4.0}}};
   hmc::sampler::Settings s;
   s.seed = 3;
-  const auto out = hmc::models::find_model("harmonic_oscillator")
-                       ->diagnose(hmc::models::DiagnoseRequest{model, nullptr, s, 7, 3e-4});
+  const auto out = hmc::models::visit<hmc::services::GradientReport>("harmonic_oscillator", [&](auto t) {
+    using Model = typename decltype(t)::type;
+    return hmc::services::gradient_report(Model::from_config(model, nullptr), s, 7, 3e-4);
+  });
   EXPECT_EQ(out.labels, (std::vector<std::string>{"theta[1] (q[1])", "theta[2] (q[2])"}));
   EXPECT_EQ(out.check.points(), 7);
   EXPECT_TRUE(out.check.passed(1e-6)) << out.check.max_error();
+  EXPECT_THROW(hmc::models::visit("no_such_model", [](auto) { return 0; }), hmc::ConfigError);
 }
 
 TEST(GradientCheck, CatchesARelativeError1em4InOneCoordinate) {

@@ -1,7 +1,9 @@
 // Bounded JSON input and safe JSON output (io/json_text), and the size arithmetic and
 // estimates that guard memory and disk (services/resources).
 
+#include "hmc/io/draw_writer.hpp"
 #include "hmc/io/json_text.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/services/resources.hpp"
 
 #include <gtest/gtest.h>
@@ -110,10 +112,38 @@ TEST(Resources, SaturatingSizes) {
   EXPECT_EQ(hmc::services::format_bytes(std::int64_t{3} << 29), "1.5 GiB");
 }
 
-json small_config(std::int64_t particles) {
-  return {{"sampler",
-           {{"particles", particles}, {"warmup", 100}, {"draws", 1000}, {"thin", 1}, {"adapt", {{"metric", "diag"}}}}},
-          {"output", {{"flush_every", 0}, {"save_warmup", false}, {"formats", "netcdf"}}}};
+hmc::io::RunConfig small_config(std::int64_t particles) {
+  hmc::io::RunConfig c;
+  c.sampler.particles = particles;
+  c.sampler.warmup = 100;
+  c.sampler.draws = 1000;
+  c.sampler.thin = 1;
+  c.sampler.adapt.metric = hmc::MetricKind::kDiag;
+  return c;
+}
+
+hmc::StoreLayout layout_of(const hmc::io::RunConfig& c, int params) {
+  hmc::StoreLayout l;
+  l.particles = c.sampler.particles;
+  for (int j = 0; j < params; ++j) l.param_names.push_back("x[" + std::to_string(j + 1) + "]");
+  l.draws = c.kept_draws();
+  l.warmup_draws = c.kept_warmup_draws();
+  return l;
+}
+
+TEST(Resources, BlockDrawsFollowWhatIsRecorded) {
+  auto c = small_config(64);  // 4 KiB a draw: far below the 32 MiB of a block
+  c.sampler.warmup = 1000;
+  c.sampler.draws = 100;
+  // Warmup draws are not saved: a block holds at most the 100 recorded draws.
+  EXPECT_EQ(c.block_draws(2), 100);
+  c.sampler.save_warmup = true;
+  EXPECT_EQ(c.block_draws(2), 1000);
+  c.output.flush_every = 7;
+  EXPECT_EQ(c.block_draws(2), 7);
+  c.output.flush_every = 0;
+  c.sampler.particles = 1 << 17;  // 8 columns of 2^17 particles, 8 MiB a draw: 32 MiB is 4 draws
+  EXPECT_EQ(c.block_draws(2), 4);
 }
 
 TEST(Resources, MemoryEstimateScalesWithParticlesAndRanks) {
@@ -133,10 +163,13 @@ TEST(Resources, MemoryEstimateScalesWithParticlesAndRanks) {
 TEST(Resources, OutputEstimateAndFreeSpaceHook) {
   const hmc::services::ModelShape shape{2, 2, 0, 0};
   auto c = small_config(4096);
-  const std::int64_t nc = hmc::services::estimate_output_bytes(c, shape);
+  const auto& formats = hmc::io::draw_formats();
+  const std::int64_t nc = hmc::services::estimate_output_bytes(c, layout_of(c, 2), shape, formats);
   EXPECT_GE(nc, 2 * 4096LL * 1000 * 8 * 8);  // store + draws.nc, 8 values a draw
-  c["output"]["formats"] = "both";
-  EXPECT_GT(hmc::services::estimate_output_bytes(c, shape), nc);
+  c.output.formats = {"netcdf", "csv"};
+  EXPECT_GT(hmc::services::estimate_output_bytes(c, layout_of(c, 2), shape, formats), nc);
+  // Model data counts towards memory: 8 bytes a number.
+  EXPECT_EQ(hmc::io::data_bytes(json{{"x", {1, 2.5, 3}}, {"name", "y"}, {"n", 4}}), 32);
   setenv("HMC_TEST_FREE_BYTES", "1234", 1);
   EXPECT_EQ(hmc::services::free_disk_bytes("/nonexistent/dir"), 1234);
   unsetenv("HMC_TEST_FREE_BYTES");

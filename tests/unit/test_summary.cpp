@@ -3,7 +3,7 @@
 #include "hmc/diagnostics/detail/parallel.hpp"
 #include "hmc/diagnostics/convergence.hpp"
 #include "hmc/core/draw_source.hpp"
-#include "hmc/core/local_draws_source.hpp"
+#include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 namespace {
 
-using hmc::LocalDraws;
+using hmc::test::LocalDraws;
 namespace dg = hmc::diagnostics;
 
 LocalDraws make_draws(int particles, int draws, const std::function<double(int, int)>& f) {
@@ -114,7 +114,7 @@ TEST(Summary, QuantilesInterpolateLikeNumpy) {
 TEST(Summary, MeanSdAndParticleBatchMcse) {
   // Particle i's draws are i + {-1, +1}: per-particle means 0..3.
   const auto d = make_draws(4, 2, [](int i, int t) { return i + (t == 0 ? -1.0 : 1.0); });
-  const auto s = dg::summarize_parameter(d, 0, "x");
+  const auto s = hmc::test::summarize_parameter(d, 0, "x");
   EXPECT_DOUBLE_EQ(s.mean, 1.5);
   // values -1,1,0,2,1,3,2,4: sum of squares about 1.5 = 18 -> var 18/7
   EXPECT_NEAR(s.sd, std::sqrt(18.0 / 7.0), 1e-14);
@@ -138,7 +138,7 @@ TEST(Summary, McseMatchesTheSpreadOfIndependentRepeats) {
   double sum_sq = 0.0, mcse = 0.0;
   const int repeats = 40;
   for (int r = 0; r < repeats; ++r) {
-    const auto s = dg::summarize_parameter(run(100 + r), 0, "x");
+    const auto s = hmc::test::summarize_parameter(run(100 + r), 0, "x");
     sum_sq += s.mean * s.mean;  // true mean 0
     mcse += s.mcse_mean / repeats;
   }
@@ -150,7 +150,7 @@ TEST(Summary, McseMatchesTheSpreadOfIndependentRepeats) {
 
 TEST(Summary, SingleParticleUsesBatchMeans) {
   const auto d = make_draws(1, 100, [](int, int t) { return t % 2 == 0 ? 1.0 : -1.0; });
-  const auto s = dg::summarize_parameter(d, 0, "x");
+  const auto s = hmc::test::summarize_parameter(d, 0, "x");
   EXPECT_DOUBLE_EQ(s.mean, 0.0);
   EXPECT_TRUE(std::isfinite(s.mcse_mean));
 }
@@ -202,7 +202,7 @@ TEST(Summary, StatisticsTogetherEqualTheSeparateFunctionsWhateverTheBlocks) {
 TEST(Summary, OverADrawSourceEqualsTheLocalDrawsPathBitwise) {
   const LocalDraws run = make_run(40, 30, 3, 1);
   const auto names = names_of(3);
-  const hmc::LocalDrawsSource local(run, names);
+  const hmc::test::LocalDrawsSource local(run, names);
   const hmc::MemorySource memory = copy_of(local, 40);
   dg::SummaryOptions options;
   options.superchains = 4;
@@ -214,12 +214,12 @@ TEST(Summary, OverADrawSourceEqualsTheLocalDrawsPathBitwise) {
   const auto from_source = dg::summarize(memory, options);
   EXPECT_EQ(calls, 3);
   options.progress = nullptr;  // the repeats below check bits only
-  const auto from_local = dg::summarize(run, names, 4);
+  const auto from_local = hmc::test::summarize(run, names, 4);
   ASSERT_EQ(from_source.size(), 3u);
   ASSERT_EQ(from_local.size(), 3u);
   for (int k = 0; k < 3; ++k) {
     expect_same_statistics(from_source[k], from_local[k]);
-    expect_same_statistics(from_source[k], dg::summarize_parameter(run, k, names[k], 4));
+    expect_same_statistics(from_source[k], hmc::test::summarize_parameter(run, k, names[k], 4));
     EXPECT_EQ(from_source[k].particles, 40);
     EXPECT_EQ(from_source[k].diagnostic_particles, 40);
     EXPECT_TRUE(std::isfinite(from_source[k].rhat_nested));
@@ -235,7 +235,7 @@ TEST(Summary, OverADrawSourceEqualsTheLocalDrawsPathBitwise) {
 
 TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
   const LocalDraws run = make_run(50, 20, 2, 2);
-  const hmc::LocalDrawsSource all(run, names_of(2));
+  const hmc::test::LocalDrawsSource all(run, names_of(2));
   dg::SummaryOptions capped;
   capped.superchains = 5;
   capped.max_draws = 200;  // 10 particles of 20 draws
@@ -268,15 +268,15 @@ TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
   capped.max_draws = 7;
   EXPECT_EQ(dg::summarize(all, capped)[0].diagnostic_particles, 2);
   const LocalDraws one = make_run(1, 20, 1, 3);
-  EXPECT_EQ(dg::summarize(hmc::LocalDrawsSource(one, names_of(1)), capped)[0].diagnostic_particles, 1);
+  EXPECT_EQ(dg::summarize(hmc::test::LocalDrawsSource(one, names_of(1)), capped)[0].diagnostic_particles, 1);
 }
 
 TEST(Summary, WarningsOverADrawSourceEqualTheLocalDrawsOnes) {
   const LocalDraws run = make_run(40, 30, 2, 4);
   const auto names = names_of(2);
-  const auto params = dg::summarize(run, names, 4);
-  const auto old_style = dg::warnings(run, params);
-  const hmc::MemorySource memory = copy_of(hmc::LocalDrawsSource(run, names), 40);
+  const auto params = hmc::test::summarize(run, names, 4);
+  const auto old_style = hmc::test::warnings(run, params);
+  const hmc::MemorySource memory = copy_of(hmc::test::LocalDrawsSource(run, names), 40);
   EXPECT_EQ(dg::warnings(memory, params, 20.0), old_style);
   // Every check fires on these draws: R-hat (30 autocorrelated draws per particle, and
   // p[2] has far particles), divergences, E-BFMI (some of the slowly mixing fourth
@@ -294,12 +294,12 @@ TEST(Summary, WarningsOverADrawSourceEqualTheLocalDrawsOnes) {
 
 TEST(Summary, EBfmiPerParticle) {
   const LocalDraws run = make_run(6, 25, 1, 5);
-  const hmc::LocalDrawsSource source(run, names_of(1));
+  const hmc::test::LocalDrawsSource source(run, names_of(1));
   const auto b = dg::e_bfmi_per_particle(source);
   ASSERT_EQ(b.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_SAME(b[i], dg::e_bfmi(run.energy.data() + i * 25, 25, 1));
   const LocalDraws short_run = make_run(3, 1, 1, 6);
-  for (double x : dg::e_bfmi_per_particle(hmc::LocalDrawsSource(short_run, names_of(1))))
+  for (double x : dg::e_bfmi_per_particle(hmc::test::LocalDrawsSource(short_run, names_of(1))))
     EXPECT_TRUE(std::isnan(x));
 }
 

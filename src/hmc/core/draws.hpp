@@ -1,14 +1,13 @@
 #pragma once
 /// \file
 /// \brief What the sampler hands to the rest of the program, on the host: the result
-/// of warmup and the recorded draws (a rank's whole run, or one block of it).
+/// of warmup and the recorded draws, one block at a time.
 ///
 /// These are plain host types, so that parallel (gathers), io (stores, files) and
 /// diagnostics can use them without including the sampler's kernels.
 
-#include "hmc/core/types.hpp"
-
 #include "hmc/core/modes.hpp"
+#include "hmc/core/types.hpp"
 
 #include <cstdint>
 #include <string>
@@ -26,30 +25,19 @@ struct Adapted {
   int leapfrog_steps = 0;            ///< fixed steps
 };
 
-/// \brief What one rank recorded, on the host, particle-major.
-struct LocalDraws {
-  using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
-  HostDraws draws;                                           ///< [particle][draw][param]
-  HostStats lp, accept_prob, divergent, n_leapfrog, energy;  ///< [particle][draw]
-  HostVector accept_sum, divergences;                        ///< per particle, post-warmup
-  Adapted adapted;
-  double sampling_s = 0.0;
-  std::int64_t grad_evals = 0;  ///< leapfrog steps of warmup and sampling, on this rank
-};
-
 /// \brief One block of recorded draws, handed over by the sampler on the host.
 ///
 /// The Views are the sampler's reusable host buffers, [local particle][slot][param] and
 /// [local particle][slot]; only slots [0, count) are valid, and only until the next
 /// iteration.
 struct DrawBlock {
+  using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
   bool warmup = false;          ///< warmup draws (with save_warmup) or post-warmup draws
   std::int64_t first_draw = 0;  ///< index of slot 0 among the section's recorded draws
   int count = 0;                ///< filled slots
-  LocalDraws::HostDraws draws;
-  LocalDraws::HostStats lp, accept_prob, divergent, n_leapfrog, energy;
+  HostDraws draws;
+  HostStats lp, accept_prob, divergent, n_leapfrog, energy;
   std::vector<double> step_size;  ///< per slot: the step size of that transition
 };
 

@@ -2,6 +2,7 @@
 /// \file
 /// \brief The errors a user can cause, and the exit codes they map to.
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -34,5 +35,23 @@ class RunError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// \brief The exit code of a failure: ConfigError 2, DataError 3, RunError (and the
+/// errors derived from it) 4, anything else 1. The one mapping from exceptions to exit
+/// codes; what the message says is the exception's what().
+inline int exit_code(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e)) return kExitConfigError;
+  if (dynamic_cast<const DataError*>(&e)) return kExitDataError;
+  if (dynamic_cast<const RunError*>(&e)) return kExitRunError;
+  return kExitFailure;
+}
+
+/// \brief Throws the error class of exit code `code` (2, 3 or 4) with `what`: how an
+/// error raised on one rank is raised again on the others.
+[[noreturn]] inline void throw_for_exit_code(int code, const std::string& what) {
+  if (code == kExitConfigError) throw ConfigError(what);
+  if (code == kExitDataError) throw DataError(what);
+  throw RunError(what);
+}
 
 }  // namespace hmc

@@ -24,8 +24,8 @@ using VectorView = Kokkos::View<double*, MemSpace>;
 /// A small per-model matrix (e.g. a precision matrix).
 using MatrixView = Kokkos::View<double**, MemSpace>;
 
-/// Recorded draws: [particle][draw][column], always row-major so a particle's
-/// block is contiguous for the gather to rank 0 on every backend.
+/// Recorded draws: [particle][draw][column], always row-major: the layout of their host
+/// copy (DrawBlock), so handing a block over is one contiguous copy on every backend.
 using DrawView = Kokkos::View<double***, Kokkos::LayoutRight, MemSpace>;
 /// Per-draw statistics: [particle][draw].
 using DrawStatView = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>;

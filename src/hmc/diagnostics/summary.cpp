@@ -1,7 +1,6 @@
 #include "hmc/diagnostics/summary.hpp"
 
 #include "hmc/diagnostics/convergence.hpp"
-#include "hmc/core/local_draws_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -264,23 +263,6 @@ std::vector<ParameterSummary> summarize(const hmc::DrawSource& source, const Sum
   return out;
 }
 
-ParameterSummary summarize_parameter(const hmc::LocalDraws& all, int k, const std::string& name, int superchains) {
-  std::vector<std::string> names(all.draws.extent(2));
-  if (k >= 0 && static_cast<std::size_t>(k) < names.size()) names[static_cast<std::size_t>(k)] = name;
-  const hmc::LocalDrawsSource source(all, std::move(names));
-  Scratch scratch;
-  return summarize_column(source, k, name, superchains, 0, scratch);
-}
-
-std::vector<ParameterSummary> summarize(const hmc::LocalDraws& all, const std::vector<std::string>& names,
-                                        int superchains) {
-  const hmc::LocalDrawsSource source(all, names);
-  SummaryOptions options;
-  options.superchains = superchains;
-  options.max_draws = 0;
-  return summarize(source, options);
-}
-
 int default_superchains(std::int64_t particles) {
   const std::int64_t cap = std::min<std::int64_t>(64, particles / 2);
   for (std::int64_t k = cap; k >= 2; --k)
@@ -361,15 +343,6 @@ std::vector<std::string> warnings(const hmc::DrawSource& source, const std::vect
     }
   }
   return out;
-}
-
-std::vector<std::string> warnings(const hmc::LocalDraws& all, const std::vector<ParameterSummary>& params) {
-  std::vector<std::string> names(all.draws.extent(2));
-  for (std::size_t k = 0; k < names.size() && k < params.size(); ++k) names[k] = params[k].name;
-  const hmc::LocalDrawsSource source(all, std::move(names));
-  double div = 0.0;
-  for (std::size_t i = 0; i < all.divergences.extent(0); ++i) div += all.divergences(i);
-  return warnings(source, params, div);
 }
 
 }  // namespace hmc::diagnostics

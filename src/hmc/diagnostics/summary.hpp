@@ -59,16 +59,6 @@ double quantile(std::vector<double>& values, double prob);
 /// summarize_parameter on the same draws, whatever the number of threads.
 std::vector<ParameterSummary> summarize(const hmc::DrawSource& source, const SummaryOptions& options);
 
-/// \brief Summary of parameter k of the gathered draws [particle][draw][param];
-/// `superchains` groups consecutive particles for nested R-hat (0: not computed).
-/// Uses all draws (no cap).
-ParameterSummary summarize_parameter(const hmc::LocalDraws& all, int k, const std::string& name,
-                                     int superchains = 0);
-
-/// \brief One summary per parameter of gathered draws (no cap).
-std::vector<ParameterSummary> summarize(const hmc::LocalDraws& all, const std::vector<std::string>& names,
-                                        int superchains = 0);
-
 /// \brief The default superchain count for N particles: the largest divisor of N that
 /// is at most min(64, N / 2) — 1 (no nested R-hat) when N is prime or below 4.
 int default_superchains(std::int64_t particles);
@@ -83,8 +73,5 @@ std::vector<double> e_bfmi_per_particle(const hmc::DrawSource& source);
 /// far_particles counts are used; missing ones are counted from `source`).
 std::vector<std::string> warnings(const hmc::DrawSource& source, const std::vector<ParameterSummary>& params,
                                   double total_divergences);
-
-/// \brief The same checks on gathered draws.
-std::vector<std::string> warnings(const hmc::LocalDraws& all, const std::vector<ParameterSummary>& params);
 
 }  // namespace hmc::diagnostics

@@ -154,19 +154,17 @@ void apply_override(json& config, const std::string& assignment) {
   *node = std::move(value);
 }
 
-std::vector<KeySpec> all_keys(const std::vector<std::string>& model_names, const ModelKeys& model_keys,
-                              const std::string& model_name) {
-  std::vector<KeySpec> keys = generic_keys(model_names);
-  if (model_keys) {
-    for (auto& k : model_keys(model_name)) keys.push_back(std::move(k));
+std::vector<KeySpec> all_keys(const Catalog& catalog, const std::string& model_name) {
+  std::vector<KeySpec> keys = generic_keys(catalog.models, catalog.formats);
+  if (catalog.model_keys) {
+    for (auto& k : catalog.model_keys(model_name)) keys.push_back(std::move(k));
   }
   return keys;
 }
 
-void validate_config(json& config, const std::vector<std::string>& model_names, const ModelKeys& model_keys,
-                     const std::string& config_dir) {
+void validate_config(json& config, const Catalog& catalog, const std::string& config_dir) {
   // The model's name decides which keys exist, so it is checked first.
-  const auto generic = generic_keys(model_names);
+  const auto generic = generic_keys(catalog.models, catalog.formats);
   if (!config.contains("model")) config_error("missing required key /model");
   const auto find_generic = [&](const std::string& p) {
     return *std::find_if(generic.begin(), generic.end(), [&](const KeySpec& k) { return k.pointer == p; });
@@ -175,7 +173,7 @@ void validate_config(json& config, const std::vector<std::string>& model_names, 
   if (!config["model"].contains("name")) config_error("missing required key /model/name");
   check_value(find_generic("/model/name"), config["model"]["name"]);
 
-  const auto keys = all_keys(model_names, model_keys, config["model"]["name"].get<std::string>());
+  const auto keys = all_keys(catalog, config["model"]["name"].get<std::string>());
   std::map<std::string, const KeySpec*> by_pointer;
   for (const auto& k : keys) by_pointer[k.pointer] = &k;
   walk(config, "", by_pointer, keys);
@@ -221,44 +219,15 @@ json load_data(const json& config) {
 }
 
 ResolvedConfig resolve_config(const std::string& path, const std::vector<std::string>& overrides,
-                              const std::vector<std::string>& model_names, const ModelKeys& model_keys) {
+                              const Catalog& catalog) {
   json config = read_config_file(path);
   for (const auto& o : overrides) apply_override(config, o);
   const std::string dir = fs::absolute(path).parent_path().string();
-  validate_config(config, model_names, model_keys, dir);
+  validate_config(config, catalog, dir);
   ResolvedConfig out;
   out.data = load_data(config);
   out.config = std::move(config);
   return out;
-}
-
-sampler::Settings settings_from_config(const json& c) {
-  sampler::Settings s;
-  const auto& sm = c["sampler"];
-  s.particles = sm["particles"].get<std::int64_t>();
-  s.warmup = sm["warmup"].get<int>();
-  s.draws = sm["draws"].get<int>();
-  s.thin = sm["thin"].get<int>();
-  s.step_size = sm["step_size"].get<double>();
-  s.leapfrog_steps = sm["leapfrog_steps"].get<int>();
-  s.temperature = sm["temperature"].get<double>();
-  s.init_strategy = parse_mode<InitStrategy>(sm["init"]["strategy"].get<std::string>());
-  s.init_radius = sm["init"]["radius"].get<double>();
-  if (sm["init"].contains("values")) s.init_values = sm["init"]["values"].get<std::vector<double>>();
-  const auto& ad = sm["adapt"];
-  s.adapt.enabled = ad["enabled"].get<bool>();
-  s.adapt.target_accept = ad["target_accept"].get<double>();
-  s.adapt.metric = parse_mode<MetricKind>(ad["metric"].get<std::string>());
-  s.adapt.trajectory = parse_mode<TrajectoryKind>(ad["trajectory"].get<std::string>());
-  s.adapt.max_leapfrog = ad["max_leapfrog"].get<int>();
-  s.adapt.init_buffer = ad["init_buffer"].get<int>();
-  s.adapt.term_buffer = ad["term_buffer"].get<int>();
-  s.adapt.base_window = ad["base_window"].get<int>();
-  s.seed = c["seed"].get<std::uint64_t>();
-  const int every = c["log"]["progress_every"].get<int>();
-  const int total = s.warmup + s.draws;
-  s.progress_every = every > 0 ? every : (total >= 10 ? total / 10 : 1);
-  return s;
 }
 
 }  // namespace hmc::io

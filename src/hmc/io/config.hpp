@@ -3,7 +3,6 @@
 /// \brief Reading, overriding, validating and resolving a run's JSON config.
 
 #include "hmc/io/schema.hpp"
-#include "hmc/sampler/settings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +14,14 @@ namespace hmc::io {
 
 /// Given a model name, the schema keys that model adds (e.g. "/model/priors/a").
 using ModelKeys = std::function<std::vector<KeySpec>(const std::string& model_name)>;
+
+/// \brief What a build offers that a config can name: its models (and the keys each
+/// adds) and its draw formats (io/draw_writer.hpp).
+struct Catalog {
+  std::vector<std::string> models;
+  ModelKeys model_keys;
+  std::vector<std::string> formats;
+};
 
 /// \brief A config ready to run: every default filled in, data loaded.
 struct ResolvedConfig {
@@ -31,24 +38,19 @@ void apply_override(nlohmann::json& config, const std::string& assignment);
 
 /// \brief Checks every key against the schema and fills in defaults. Relative
 /// /model/data paths are resolved against `config_dir`. Throws ConfigError.
-void validate_config(nlohmann::json& config, const std::vector<std::string>& model_names, const ModelKeys& model_keys,
-                     const std::string& config_dir);
+void validate_config(nlohmann::json& config, const Catalog& catalog, const std::string& config_dir);
 
 /// \brief Loads /model/data (file or inline object). Throws DataError naming the file.
 nlohmann::json load_data(const nlohmann::json& config);
 
 /// \brief read + overrides + validate + load data, in that order.
 ResolvedConfig resolve_config(const std::string& path, const std::vector<std::string>& overrides,
-                              const std::vector<std::string>& model_names, const ModelKeys& model_keys);
-
-/// \brief The sampler's settings from a resolved config.
-sampler::Settings settings_from_config(const nlohmann::json& config);
+                              const Catalog& catalog);
 
 /// \brief Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 /// \brief The complete schema of a config for `model_name`.
-std::vector<KeySpec> all_keys(const std::vector<std::string>& model_names, const ModelKeys& model_keys,
-                              const std::string& model_name);
+std::vector<KeySpec> all_keys(const Catalog& catalog, const std::string& model_name);
 
 }  // namespace hmc::io

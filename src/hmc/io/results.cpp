@@ -167,7 +167,6 @@ SamplerStats sampler_stats(const DrawSource& source, const RunTotals& totals, co
   st.warmup = s.warmup;
   st.draws = s.draws;
   st.thin = s.thin;
-  st.step_size = s.step_size;
   st.leapfrog_steps = s.leapfrog_steps;
   st.temperature = s.temperature;
   st.seed = s.seed;
@@ -415,25 +414,5 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
   return out;
 }
 
-bool prepare_output_dir(const std::string& dir) {
-  std::error_code ec;
-  const bool existed = fs::exists(dir, ec);
-  if (existed && !fs::is_directory(dir, ec)) throw RunError("output.dir " + dir + " exists and is not a directory");
-  if (!existed) {
-    fs::create_directories(dir, ec);
-    if (ec) throw RunError("cannot create output.dir " + dir + ": " + ec.message());
-  }
-  // Fail now, not after sampling, if results could not be written.
-  const std::string probe = (fs::path(dir) / ".hmc-write-test").string();
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) {
-    const std::string why = std::strerror(errno);
-    if (!existed) fs::remove(dir, ec);
-    throw RunError("cannot write into output.dir " + dir + ": " + why);
-  }
-  std::fclose(f);
-  std::remove(probe.c_str());
-  return !existed;
-}
 
 }  // namespace hmc::io

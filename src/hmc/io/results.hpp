@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// \brief Writers for a run's results: draws.csv, particles.csv, summary.json,
-/// run.json (rank 0, host). Draws are read back from a DrawSource in ranges of
-/// particles, so memory stays bounded whatever the run.
+/// \brief Writers for a run's results (rank 0, host): draws.csv (the "csv" draw format,
+/// io/writers/csv.cpp), particles.csv and the text of summary.json and of the summary
+/// table; write_file_atomic writes any of them. Draws are read back from a DrawSource in
+/// ranges of particles, so memory stays bounded whatever the run.
 ///
 /// Every file is written to a temporary name in the output directory and renamed
 /// into place, so a killed job never leaves a half-written result file.
@@ -32,7 +33,6 @@ struct SamplerStats {
   int warmup = 0, draws = 0, thin = 1;
   double acceptance_rate = 0.0;  ///< mean accept probability over all post-warmup transitions
   std::int64_t divergences = 0;  ///< post-warmup
-  double step_size = 0.0;
   int leapfrog_steps = 0;
   double temperature = 1.0;
   std::uint64_t seed = 0;
@@ -89,9 +89,5 @@ nlohmann::json adaptation_json(const hmc::Adapted& adapted);
 /// \brief The table rank 0 prints at the end of a run.
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
                           const Timings& t, const hmc::Adapted& adapted, const std::vector<std::string>& warnings);
-
-/// \brief Creates the output directory (and parents). Returns true if it did not exist.
-/// Throws RunError naming the directory when it cannot be created or written.
-bool prepare_output_dir(const std::string& dir);
 
 }  // namespace hmc::io

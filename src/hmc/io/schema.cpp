@@ -4,7 +4,8 @@
 
 namespace hmc::io {
 
-std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
+std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
+                                  const std::vector<std::string>& format_names) {
   using nlohmann::json;
   std::vector<KeySpec> keys;
   auto add = [&](KeySpec k) { keys.push_back(std::move(k)); };
@@ -78,8 +79,9 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names) {
   add(keys::string("/output/dir").default_("output")
       .allowed("a directory path")
       .doc("output directory OUT, relative to the working directory (not to the config file). The run works in `OUT.partial` next to it and renames that to OUT when every file is written. An existing non-empty OUT, or a stopped run waiting in `OUT.partial`, is refused (exit code 2) unless `--overwrite` is given ([output.md](output.md#staging-and-publishing))"));
-  add(keys::string("/output/formats").one_of({"netcdf", "csv", "both"}).default_("netcdf")
-      .doc("how the draws are written: `draws.nc` (ArviZ InferenceData, netCDF-4), `draws.csv`, or both ([output.md](output.md#drawsnc))"));
+  add(keys::strings("/output/formats").one_of(format_names).alias("both", {"netcdf", "csv"})
+      .default_(json::array({"netcdf"}))
+      .doc("the files the draws are written to, in this order: `netcdf` is `draws.nc` (ArviZ InferenceData, netCDF-4), `csv` is `draws.csv` ([output.md](output.md#drawsnc)). One format may be given as a string; `\"both\"` means `[\"netcdf\", \"csv\"]`"));
   add(keys::boolean("/output/save_warmup").default_(false)
       .doc("also keep every thin-th warmup draw, in the groups `warmup_posterior` and `warmup_sample_stats` of `draws.nc` (never in `draws.csv`)"));
   add(keys::integer("/output/flush_every").in_range(0, 1e9).default_(0)

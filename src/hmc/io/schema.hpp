@@ -18,7 +18,11 @@ using keys::KeySpec;
 using keys::KeyType;
 using keys::type_name;
 
-/// \brief The keys every config may have, whatever its model.
-std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names);
+/// \brief The keys every config may have, whatever its model. `model_names` are the
+/// choices of /model/name and `format_names` those of /output/formats (the draw formats
+/// of io/draw_writer.hpp); an empty list accepts any name (reading a config that was
+/// validated already, io::run_config).
+std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
+                                  const std::vector<std::string>& format_names);
 
 }  // namespace hmc::io

@@ -40,6 +40,7 @@ std::string doc_number(double x) {
 /// "integer", "array of numbers": the type as the docs' tables name it.
 std::string doc_type(KeyType t) {
   if (t == KeyType::kData) return "file path or object";
+  if (t == KeyType::kStrings) return "array of strings, or string";
   const std::string s = type_name(t);
   return s.substr(s.find(' ') + 1);
 }
@@ -76,8 +77,44 @@ bool type_matches(const KeySpec& spec, const json& v) {
              });
     case KeyType::kData:
       return v.is_string() || v.is_object();
+    case KeyType::kStrings:
+      return v.is_string() || (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) {
+                                 return x.is_string();
+                               }));
   }
   return false;
+}
+
+const std::vector<std::string>* alias_of(const KeySpec& spec, const std::string& name) {
+  for (const auto& [alias, values] : spec.aliases)
+    if (alias == name) return &values;
+  return nullptr;
+}
+
+/// kStrings: not empty, no repeats, every element one of the choices (a string: a
+/// choice or an alias).
+void check_string_list(const KeySpec& spec, const json& v) {
+  if (v.is_array() && v.empty()) config_error(spec.pointer + " must name at least one value (got [])");
+  std::string choices, aliases;
+  for (const auto& c : spec.choices) choices += (choices.empty() ? "" : ", ") + c;
+  for (const auto& a : spec.aliases) aliases += ", " + a.first;
+  const auto listed = [&](const std::string& s) {
+    return spec.choices.empty() || std::find(spec.choices.begin(), spec.choices.end(), s) != spec.choices.end();
+  };
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (!listed(s) && !alias_of(spec, s)) {
+      config_error(spec.pointer + " must be one of " + choices + aliases + ", or a list of " + choices + " (got " +
+                   shown(v) + ")");
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string& s = v[i].get_ref<const std::string&>();
+    if (!listed(s)) config_error(spec.pointer + " may list " + choices + " (got " + shown(v[i]) + " in " + shown(v) + ")");
+    for (std::size_t j = 0; j < i; ++j)
+      if (v[j] == v[i]) config_error(spec.pointer + " lists " + shown(v[i]) + " twice (got " + shown(v) + ")");
+  }
 }
 
 void check_range(const KeySpec& spec, const json& v) {
@@ -127,6 +164,8 @@ const char* type_name(KeyType t) {
       return "an array of arrays of numbers";
     case KeyType::kData:
       return "a file path or an object";
+    case KeyType::kStrings:
+      return "an array of strings or a string";
   }
   return "?";
 }
@@ -153,12 +192,23 @@ void check_value(const KeySpec& spec, const json& v) {
   } else {
     check_range(spec, v);
   }
+  if (spec.type == KeyType::kStrings) {
+    check_string_list(spec, v);
+    return;
+  }
   if (!spec.choices.empty() &&
       std::find(spec.choices.begin(), spec.choices.end(), v.get<std::string>()) == spec.choices.end()) {
     std::string list;
     for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
     config_error(spec.pointer + " must be one of " + list + " (got " + shown(v) + ")");
   }
+}
+
+std::vector<std::string> string_list(const KeySpec& spec, const json& v) {
+  if (v.is_array()) return v.get<std::vector<std::string>>();
+  const std::string& s = v.get_ref<const std::string&>();
+  if (const auto* values = alias_of(spec, s)) return *values;
+  return {s};
 }
 
 const KeySpec* find(const Keys& keys, const std::string& pointer) {
@@ -176,6 +226,11 @@ std::string shown_range(const KeySpec& spec) {
   if (!spec.allowed_text.empty()) return spec.allowed_text;
   std::string out;
   for (const auto& c : spec.choices) out += (out.empty() ? "`" : ", `") + c + "`";
+  for (const auto& [alias, values] : spec.aliases) {
+    std::string list;
+    for (const auto& v : values) list += (list.empty() ? "`" : ", `") + v + "`";
+    out += (out.empty() ? "`" : "; `") + alias + "` for [" + list + "]";
+  }
   if (spec.exact_length) out += std::to_string(*spec.exact_length) + " elements";
   const std::string each = spec.type == KeyType::kNumberArray || spec.type == KeyType::kNumberMatrix ? "each " : "";
   if (spec.min && spec.max && !spec.min_exclusive) {

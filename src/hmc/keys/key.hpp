@@ -35,6 +35,7 @@ enum class KeyType {
   kNumberArray,   ///< array of numbers
   kNumberMatrix,  ///< array of equally long arrays of numbers
   kData,          ///< a path (string) or an inline object
+  kStrings,       ///< a non-empty array of distinct strings, or one string (a one-element array, or an alias)
 };
 
 /// \brief "an integer", "an array of numbers", ...: the type as an error message says it.
@@ -49,7 +50,9 @@ struct KeySpec {
   std::optional<double> min{};             ///< inclusive unless min_exclusive (for arrays: every element)
   std::optional<double> max{};             ///< inclusive
   bool min_exclusive = false;
-  std::vector<std::string> choices{};       ///< allowed strings, if any
+  std::vector<std::string> choices{};       ///< allowed strings, if any (kStrings: for every element)
+  /// kStrings: a string that stands for a list (`"both"` for `["netcdf", "csv"]`).
+  std::vector<std::pair<std::string, std::vector<std::string>>> aliases{};
   std::optional<std::size_t> exact_length{};  ///< arrays: exactly this many elements
   bool is_required = false;
   std::string description{};
@@ -87,6 +90,11 @@ struct KeySpec {
   /// One of these strings.
   KeySpec& one_of(std::vector<std::string> allowed) {
     choices = std::move(allowed);
+    return *this;
+  }
+  /// kStrings: `name` given as a string means `values`.
+  KeySpec& alias(std::string name, std::vector<std::string> values) {
+    aliases.emplace_back(std::move(name), std::move(values));
     return *this;
   }
   /// An array of exactly n elements.
@@ -136,6 +144,8 @@ inline KeySpec numbers(std::string pointer) { return key(std::move(pointer), Key
 inline KeySpec matrix(std::string pointer) { return key(std::move(pointer), KeyType::kNumberMatrix); }
 /// A file path or an inline object.
 inline KeySpec data(std::string pointer) { return key(std::move(pointer), KeyType::kData); }
+/// A list of distinct strings (usually with one_of), or one of them, or an alias, as a string.
+inline KeySpec strings(std::string pointer) { return key(std::move(pointer), KeyType::kStrings); }
 
 using Keys = std::vector<KeySpec>;
 
@@ -143,6 +153,9 @@ using Keys = std::vector<KeySpec>;
 /// strings, no subnormal numbers. Throws ConfigError ("config error: /model/sigma must be
 /// > 0 (got -1)").
 void check_value(const KeySpec& spec, const nlohmann::json& v);
+
+/// \brief A kStrings value as its list: a string is its alias's list, or itself.
+std::vector<std::string> string_list(const KeySpec& spec, const nlohmann::json& v);
 
 /// \brief The key of `keys` whose pointer is `pointer`, or nullptr.
 const KeySpec* find(const Keys& keys, const std::string& pointer);

@@ -47,12 +47,22 @@ std::int64_t Values::integer(const std::string& pointer) const {
   return v.is_number_float() ? static_cast<std::int64_t>(v.get<double>()) : v.get<std::int64_t>();
 }
 
+std::uint64_t Values::unsigned_integer(const std::string& pointer) const {
+  const json& v = value(pointer);
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  return static_cast<std::uint64_t>(v.is_number_float() ? v.get<double>() : static_cast<double>(v.get<std::int64_t>()));
+}
+
 bool Values::boolean(const std::string& pointer) const { return value(pointer).get<bool>(); }
 
 std::string Values::string(const std::string& pointer) const { return value(pointer).get<std::string>(); }
 
 std::vector<double> Values::numbers(const std::string& pointer) const {
   return value(pointer).get<std::vector<double>>();
+}
+
+std::vector<std::string> Values::strings(const std::string& pointer) const {
+  return string_list(spec(pointer), value(pointer));
 }
 
 std::vector<std::vector<double>> Values::matrix(const std::string& pointer) const {

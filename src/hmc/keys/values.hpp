@@ -34,9 +34,13 @@ class Values {
 
   double number(const std::string& pointer) const;
   std::int64_t integer(const std::string& pointer) const;
+  /// An integer key whose range reaches past 2^63 (the seed).
+  std::uint64_t unsigned_integer(const std::string& pointer) const;
   bool boolean(const std::string& pointer) const;
   std::string string(const std::string& pointer) const;
   std::vector<double> numbers(const std::string& pointer) const;
+  /// A kStrings key as its list (an alias expanded).
+  std::vector<std::string> strings(const std::string& pointer) const;
   std::vector<std::vector<double>> matrix(const std::string& pointer) const;
 
   /// A string key with choices, as the value of `E` listed for it:

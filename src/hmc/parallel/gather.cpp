@@ -78,46 +78,4 @@ std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec
   return mine;
 }
 
-hmc::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const hmc::LocalDraws& local) {
-  using LD = hmc::LocalDraws;
-  const std::int64_t n = mpi.root() ? dec.global : 0;
-  const auto kept = static_cast<std::int64_t>(local.lp.extent(1));
-  const auto params = static_cast<std::int64_t>(local.draws.extent(2));
-
-  LD all;
-  all.draws = LD::HostDraws("hmc::all_draws", n, kept, params);
-  all.lp = LD::HostStats("hmc::all_lp", n, kept);
-  all.accept_prob = LD::HostStats("hmc::all_accept", n, kept);
-  all.divergent = LD::HostStats("hmc::all_divergent", n, kept);
-  all.n_leapfrog = LD::HostStats("hmc::all_n_leapfrog", n, kept);
-  all.energy = LD::HostStats("hmc::all_energy", n, kept);
-  all.accept_sum = LD::HostVector("hmc::all_accept_sum", n);
-  all.divergences = LD::HostVector("hmc::all_divergences", n);
-
-  gather_block(mpi, dec, local.draws.data(), all.draws.data(), kept * params);
-  gather_block(mpi, dec, local.lp.data(), all.lp.data(), kept);
-  gather_block(mpi, dec, local.accept_prob.data(), all.accept_prob.data(), kept);
-  gather_block(mpi, dec, local.divergent.data(), all.divergent.data(), kept);
-  gather_block(mpi, dec, local.n_leapfrog.data(), all.n_leapfrog.data(), kept);
-  gather_block(mpi, dec, local.energy.data(), all.energy.data(), kept);
-  gather_block(mpi, dec, local.accept_sum.data(), all.accept_sum.data(), 1);
-  gather_block(mpi, dec, local.divergences.data(), all.divergences.data(), 1);
-
-  long long evals = local.grad_evals, total_evals = 0;
-  const WaitingForRanks waiting;
-  {
-    const TimedCollective timed(Collective::kControl, sizeof evals);
-    MPI_Reduce(&evals, &total_evals, 1, MPI_LONG_LONG, MPI_SUM, 0, mpi.comm());
-  }
-  double slowest = local.sampling_s;
-  {
-    const TimedCollective timed(Collective::kControl, sizeof slowest);
-    MPI_Reduce(&local.sampling_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, mpi.comm());
-  }
-  all.grad_evals = total_evals;
-  all.adapted = local.adapted;  // the same on every rank
-  all.sampling_s = slowest;
-  return all;
-}
-
 }  // namespace hmc::parallel

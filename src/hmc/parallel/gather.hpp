@@ -1,22 +1,17 @@
 #pragma once
 /// \file
-/// \brief Gathers every rank's recorded draws to rank 0, in global particle order.
+/// \brief Rows of every rank's particles to rank 0, in global particle order, and back.
+///
+/// Ranks hold contiguous blocks of particle ids, so concatenating the blocks in rank
+/// order is the global particle order: the result does not depend on the rank count.
 
 #include "hmc/parallel/decomposition.hpp"
 #include "hmc/parallel/mpi_context.hpp"
-#include "hmc/core/draws.hpp"
 
 #include <cstdint>
 #include <vector>
 
 namespace hmc::parallel {
-
-/// \brief The whole ensemble's draws on rank 0 (other ranks get empty views).
-///
-/// Ranks hold contiguous blocks of particle ids, so concatenating the blocks in
-/// rank order is the global particle order: the result does not depend on the
-/// rank count.
-hmc::LocalDraws gather_draws(const MpiContext& mpi, const Decomposition& dec, const hmc::LocalDraws& local);
 
 /// \brief Rows of `width` doubles per particle, from every rank to rank 0 in global
 /// particle order (rank 0 gets dec.global × width values, the others nothing).

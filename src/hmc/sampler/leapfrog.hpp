@@ -30,11 +30,6 @@ KOKKOS_INLINE_FUNCTION double leapfrog(const Model& model, const Row& q, const R
   return lp;
 }
 
-/// \brief Kinetic energy ½ pᵀ diag(inv_mass) p.
-KOKKOS_INLINE_FUNCTION double kinetic_energy(const Row& p, const VectorView& inv_mass, int dim) {
-  return Metric{dim, false, inv_mass, {}, {}}.kinetic(p);
-}
-
 /// \brief Leapfrog with a diagonal metric and no model scratch (tests, simple callers).
 template <class Model>
 KOKKOS_INLINE_FUNCTION double leapfrog(const Model& model, const Row& q, const Row& p, const Row& grad,

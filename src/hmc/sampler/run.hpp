@@ -8,16 +8,16 @@
 
 #include "hmc/core/draws.hpp"
 #include "hmc/core/ensemble_sum.hpp"
+#include "hmc/core/errors.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/model/concept.hpp"
-#include "hmc/core/ensemble_sum.hpp"
 #include "hmc/sampler/adaptation.hpp"
+#include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
-#include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/transition.hpp"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -28,17 +28,17 @@
 namespace hmc::sampler {
 
 /// \brief Raised when the ensemble cannot start (no finite log density).
-class InitError : public std::runtime_error {
+class InitError : public RunError {
  public:
-  using std::runtime_error::runtime_error;
+  using RunError::RunError;
 };
 
 /// \brief Warmup adaptation left the step size or the path length non-finite or not
 /// positive (an absurd /sampler/step_size, or a log density that overflows): the run
-/// stops instead of sampling with them.
-class AdaptationError : public std::runtime_error {
+/// stops instead of sampling with them (and is not resumable: it would diverge again).
+class AdaptationError : public RunError {
  public:
-  using std::runtime_error::runtime_error;
+  explicit AdaptationError(const std::string& what) : RunError("run error: " + what) {}
 };
 
 struct Progress {
@@ -73,9 +73,10 @@ struct LoopState {
 /// density (so the caller can agree on that across ranks before anyone starts), or
 /// `restore()` puts back a checkpointed state. Then `iterate()` performs one warmup or
 /// sampling iteration (one transition kernel) at a time. Recorded draws collect in a
-/// device buffer of `s.block_draws` slots; when `block_ready()`, `take_block()` copies
-/// them to the host and empties the buffer. Every rank must call `iterate()` equally
-/// often: warmup and progress reductions are collective.
+/// device buffer of `s.block_draws` slots (0: as many as a section records), allocated
+/// when the first draw is recorded; when `block_ready()`, `take_block()` copies them to
+/// the host and empties the buffer. Every rank must call `iterate()` equally often:
+/// warmup and progress reductions are collective.
 template <class Model>
 class EnsembleSampler {
   static_assert(model::check_model<Model>());
@@ -94,18 +95,14 @@ class EnsembleSampler {
         adapt_(s.adapt.enabled && s.warmup > 0),
         chees_(s.adapt.enabled && s.adapt.trajectory == TrajectoryKind::kChees),
         dense_(s.adapt.metric == MetricKind::kDense),
-        capacity_(std::max(1, s.block_draws > 0 ? s.block_draws : std::max(s.kept(), s.kept_warmup()))),
+        capacity_(std::max(1, s.block_draws > 0 ? std::min(s.block_draws, std::max(s.kept(), s.kept_warmup()))
+                                                : std::max(s.kept(), s.kept_warmup()))),
         rec_{ParticleView("hmc::accept_prob", n_),
              ParticleView("hmc::accept_sum", n_),
              ParticleView("hmc::divergences", n_),
              ParticleView("hmc::steps_sum", n_),
              StateView("hmc::transition_stats", n_, 2),
-             DrawView("hmc::draws", n_, capacity_, model.num_params()),
-             DrawStatView("hmc::draw_lp", n_, capacity_),
-             DrawStatView("hmc::draw_accept", n_, capacity_),
-             DrawStatView("hmc::draw_divergent", n_, capacity_),
-             DrawStatView("hmc::draw_steps", n_, capacity_),
-             DrawStatView("hmc::draw_energy", n_, capacity_)},
+             {}, {}, {}, {}, {}, {}},
         dual_(s.adapt.target_accept, s.adapt.gamma, s.adapt.t0, s.adapt.kappa),
         chees_adapter_(s.step_size * s.leapfrog_steps, s.adapt.chees_learning_rate),
         windows_(s.warmup, s.adapt),
@@ -119,13 +116,6 @@ class EnsembleSampler {
     loop_.length = s.step_size * s.leapfrog_steps;
     loop_.inv_metric.assign(dim_, 1.0);
     dual_.restart(s.step_size);
-    block_.draws = LocalDraws::HostDraws("hmc::block_draws_host", n_, capacity_, model.num_params());
-    block_.lp = LocalDraws::HostStats("hmc::block_lp_host", n_, capacity_);
-    block_.accept_prob = LocalDraws::HostStats("hmc::block_accept_host", n_, capacity_);
-    block_.divergent = LocalDraws::HostStats("hmc::block_divergent_host", n_, capacity_);
-    block_.n_leapfrog = LocalDraws::HostStats("hmc::block_steps_host", n_, capacity_);
-    block_.energy = LocalDraws::HostStats("hmc::block_energy_host", n_, capacity_);
-    block_.step_size.assign(capacity_, 0.0);
   }
 
   /// \brief Initial positions and their log densities; returns the number of local
@@ -176,6 +166,7 @@ class EnsembleSampler {
     step_.count = !warm;
     step_.slot = -1;
     if (records(it)) {
+      if (rec_.draws.extent(1) == 0) allocate_record_buffers();
       if (filled_ == 0) {
         block_.warmup = warm;
         block_.first_draw = warm ? (it - 1) / s_.thin : (it - s_.warmup - 1) / s_.thin;
@@ -345,11 +336,11 @@ class EnsembleSampler {
     filled_ = 0;
   }
 
-  /// Current ensemble state (for tests and, later, checkpoints).
+  /// Current ensemble state (for tests).
   const EnsembleState& state() const { return state_; }
 
-  // The two helpers below launch kernels with KOKKOS_LAMBDA, which CUDA allows only in
-  // public member functions; they are not part of the interface.
+  // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
+  // in public member functions; they are not part of the interface.
   /// Adds q_j and q_j² of every particle to its window sums.
   void accumulate(const StateView& sums) const {
     const auto q = state_.q;
@@ -443,6 +434,25 @@ class EnsembleSampler {
   }
 
  private:
+  /// The device buffer of recorded draws and its host copy, `capacity_` slots each.
+  void allocate_record_buffers() {
+    const int params = model_.num_params();
+    rec_.draws = DrawView("hmc::draws", n_, capacity_, params);
+    rec_.draw_lp = DrawStatView("hmc::draw_lp", n_, capacity_);
+    rec_.draw_accept = DrawStatView("hmc::draw_accept", n_, capacity_);
+    rec_.draw_divergent = DrawStatView("hmc::draw_divergent", n_, capacity_);
+    rec_.draw_steps = DrawStatView("hmc::draw_steps", n_, capacity_);
+    rec_.draw_energy = DrawStatView("hmc::draw_energy", n_, capacity_);
+    step_.record = rec_;
+    block_.draws = DrawBlock::HostDraws("hmc::block_draws_host", n_, capacity_, params);
+    block_.lp = DrawBlock::HostStats("hmc::block_lp_host", n_, capacity_);
+    block_.accept_prob = DrawBlock::HostStats("hmc::block_accept_host", n_, capacity_);
+    block_.divergent = DrawBlock::HostStats("hmc::block_divergent_host", n_, capacity_);
+    block_.n_leapfrog = DrawBlock::HostStats("hmc::block_steps_host", n_, capacity_);
+    block_.energy = DrawBlock::HostStats("hmc::block_energy_host", n_, capacity_);
+    block_.step_size.assign(capacity_, 0.0);
+  }
+
   /// Is a draw recorded at iteration `it` (1-based)?
   bool records(int it) const {
     if (it <= s_.warmup) return s_.save_warmup && (it - 1) % s_.thin == 0;
@@ -464,7 +474,7 @@ class EnsembleSampler {
   EnsembleState state_;
   mutable ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
   bool adapt_, chees_, dense_;
-  int capacity_;  ///< slots of the draw buffer
+  int capacity_;  ///< slots of the draw buffer (allocated at the first recorded draw)
   TransitionRecord rec_;
   DualAveraging dual_;
   ChEES chees_adapter_;
@@ -480,61 +490,5 @@ class EnsembleSampler {
   DrawBlock block_;
   int filled_ = 0;  ///< filled slots of the draw buffer
 };
-
-/// \brief Appends a block to whole-run host arrays (tests, small runs): post-warmup
-/// blocks only.
-inline void append_block(LocalDraws& all, const DrawBlock& b) {
-  if (b.warmup) return;
-  const std::size_t n = all.draws.extent(0), params = all.draws.extent(2);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int k = 0; k < b.count; ++k) {
-      const std::size_t d = static_cast<std::size_t>(b.first_draw) + k;
-      for (std::size_t j = 0; j < params; ++j) all.draws(i, d, j) = b.draws(i, k, j);
-      all.lp(i, d) = b.lp(i, k);
-      all.accept_prob(i, d) = b.accept_prob(i, k);
-      all.divergent(i, d) = b.divergent(i, k);
-      all.n_leapfrog(i, d) = b.n_leapfrog(i, k);
-      all.energy(i, d) = b.energy(i, k);
-    }
-}
-
-/// \brief Single-process convenience: initialise (throwing InitError if any particle
-/// cannot start), run every iteration and return all post-warmup draws in memory.
-template <class Model>
-LocalDraws sample(const Model& model, const Settings& s, std::int64_t first, std::int64_t count,
-                  const ProgressCallback& progress = {}, Allreduce allreduce = no_allreduce()) {
-  EnsembleSampler<Model> sampler(model, s, first, count, std::move(allreduce));
-  if (const int bad = sampler.initialise(); bad > 0) {
-    throw InitError(std::to_string(bad) + " of " + std::to_string(count) +
-                    " particles found no finite log density in " + std::to_string(s.init_attempts) + " draws");
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const auto n = static_cast<std::size_t>(count);
-  const auto kept = static_cast<std::size_t>(s.kept());
-  LocalDraws out;
-  out.draws = LocalDraws::HostDraws("hmc::draws_host", n, kept, model.num_params());
-  out.lp = LocalDraws::HostStats("hmc::lp_host", n, kept);
-  out.accept_prob = LocalDraws::HostStats("hmc::accept_host", n, kept);
-  out.divergent = LocalDraws::HostStats("hmc::divergent_host", n, kept);
-  out.n_leapfrog = LocalDraws::HostStats("hmc::steps_host", n, kept);
-  out.energy = LocalDraws::HostStats("hmc::energy_host", n, kept);
-  while (!sampler.done()) {
-    sampler.iterate(progress, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (sampler.block_ready()) append_block(out, sampler.take_block());
-  }
-  Kokkos::fence();
-  std::vector<double> accept, div;
-  sampler.totals(accept, div);
-  out.accept_sum = LocalDraws::HostVector("hmc::accept_sum_host", n);
-  out.divergences = LocalDraws::HostVector("hmc::divergences_host", n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out.accept_sum(i) = accept[i];
-    out.divergences(i) = div[i];
-  }
-  out.adapted = sampler.adapted();
-  out.sampling_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  out.grad_evals = sampler.grad_evals();
-  return out;
-}
 
 }  // namespace hmc::sampler

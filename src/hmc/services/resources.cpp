@@ -1,9 +1,8 @@
 #include "hmc/services/resources.hpp"
 
-#include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/core/kokkos_shim.hpp"
 #include "hmc/io/variables.hpp"
-#include "hmc/services/session.hpp"
 
 #include <mpi.h>
 #include <sys/statvfs.h>
@@ -19,8 +18,6 @@
 namespace hmc::services {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
-
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -29,11 +26,6 @@ constexpr std::int64_t kBaseBytes = std::int64_t{64} << 20;
 /// The diagnostics and writers read the store back in slices of about this size, a
 /// few arrays of it at once (services/session.cpp, diagnostics/summary.cpp).
 constexpr std::int64_t kSliceBytes = std::int64_t{32} << 20;
-
-std::int64_t kept_draws(const json& s, const char* key) {
-  const std::int64_t thin = s["thin"].get<std::int64_t>();
-  return (s[key].get<std::int64_t>() + thin - 1) / thin;
-}
 
 }  // namespace
 
@@ -44,14 +36,12 @@ std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
 
-MemoryEstimate estimate_memory(const json& config, const ModelShape& shape, int ranks, bool root) {
-  const auto& s = config["sampler"];
-  const std::int64_t particles = s["particles"].get<std::int64_t>();
+MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root) {
+  const std::int64_t particles = run.sampler.particles;
   const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
   const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, hmc::kNumStats);
-  const std::int64_t capacity =
-      block_draws(config, particles, static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30)));
-  const bool dense = parse_mode<MetricKind>(s["adapt"]["metric"].get<std::string>()) == MetricKind::kDense;
+  const std::int64_t capacity = run.block_draws(shape.num_params);
+  const bool dense = run.sampler.adapt.metric == MetricKind::kDense;
 
   // Doubles per local particle on the device: q, grad, q_start, grad_start, p; the
   // model's scratch; the metric window sums (or the dense covariance terms); scalars;
@@ -93,13 +83,12 @@ std::int64_t host_memory_bytes() {
   return total;
 }
 
-void check_memory(const json& config, const ModelShape& shape, int ranks, int ranks_on_node) {
-  const MemoryEstimate e = estimate_memory(config, shape, ranks);
-  const std::int64_t particles = config["sampler"]["particles"].get<std::int64_t>();
-  const int params = static_cast<int>(std::min<std::int64_t>(shape.num_params, 1 << 30));
+void check_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, int ranks_on_node) {
+  const MemoryEstimate e = estimate_memory(run, shape, ranks);
+  const std::int64_t particles = run.sampler.particles;
   const std::string what = "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) +
                            " rank(s), " + std::to_string(shape.dim) + " coordinates each, blocks of " +
-                           std::to_string(block_draws(config, particles, params)) + " draws (/output/flush_every),";
+                           std::to_string(run.block_draws(shape.num_params)) + " draws (/output/flush_every),";
   const std::int64_t device = device_memory_bytes();
   if (device > 0 && e.device > device) {
     throw ConfigError("config error: " + what + " need about " + format_bytes(e.device) +
@@ -109,7 +98,7 @@ void check_memory(const json& config, const ModelShape& shape, int ranks, int ra
   const std::int64_t host = host_memory_bytes();
   // Rank 0's node: rank 0 and its neighbours, which hold only their own particles.
   const std::int64_t node =
-      add_sat(e.host, mul_sat(estimate_memory(config, shape, ranks, false).host, std::max(0, ranks_on_node - 1)));
+      add_sat(e.host, mul_sat(estimate_memory(run, shape, ranks, false).host, std::max(0, ranks_on_node - 1)));
   if (host > 0 && node > host) {
     throw ConfigError("config error: " + what + " need about " + format_bytes(e.host) + " of memory on rank 0" +
                       (ranks_on_node > 1 ? " (" + format_bytes(node) + " for the " + std::to_string(ranks_on_node) +
@@ -128,16 +117,13 @@ int ranks_on_node(const parallel::MpiContext& mpi) {
   return n;
 }
 
-std::int64_t estimate_output_bytes(const json& config, const ModelShape& shape) {
-  const auto& s = config["sampler"];
-  const std::int64_t particles = s["particles"].get<std::int64_t>();
-  const bool warmup = config["output"]["save_warmup"].get<bool>();
-  const std::int64_t draws = add_sat(kept_draws(s, "draws"), warmup ? kept_draws(s, "warmup") : 0);
-  const std::int64_t values = mul_sat(mul_sat(particles, draws), add_sat(shape.num_params, hmc::kNumStats));
-  const std::string formats = config["output"]["formats"].get<std::string>();
-  std::int64_t bytes = mul_sat(values, 8);                               // the block store
-  if (formats != "csv") bytes = add_sat(bytes, mul_sat(values, 8));      // draws.nc, uncompressed
-  if (formats != "netcdf") bytes = add_sat(bytes, mul_sat(values, 25));  // draws.csv, ~25 bytes a value
+std::int64_t estimate_output_bytes(const io::RunConfig& run, const hmc::StoreLayout& layout, const ModelShape& shape,
+                                   const io::DrawFormats& formats) {
+  std::int64_t bytes = mul_sat(io::stored_values(layout), 8);  // the block store
+  for (const auto& w : io::make_writers(formats, run.output.formats, io::WriterOptions{})) {
+    bytes = add_sat(bytes, w->size_estimate(layout));
+  }
+  const std::int64_t particles = layout.particles;
   bytes = add_sat(bytes, mul_sat(mul_sat(particles, add_sat(mul_sat(2, shape.dim), 8)), 16));  // checkpoints
   bytes = add_sat(bytes, mul_sat(particles, 200));  // particles.csv, json files
   return bytes;

@@ -4,9 +4,10 @@
 /// memory per rank (device and host) and disk for the results
 /// (docs/clusters.md#memory, docs/output.md#disk-space).
 
+#include "hmc/core/draw_source.hpp"
+#include "hmc/io/draw_writer.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/parallel/mpi_context.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,8 @@
 namespace hmc::services {
 
 /// \brief The sizes of a model that drive memory: unconstrained coordinates, recorded
-/// parameters, per-particle scratch doubles, and the bytes its data takes on the device.
+/// parameters, per-particle scratch doubles, and the bytes its data takes on the device
+/// (io::data_bytes).
 struct ModelShape {
   std::int64_t dim = 0;
   std::int64_t num_params = 0;
@@ -35,10 +37,9 @@ struct MemoryEstimate {
 std::int64_t mul_sat(std::int64_t a, std::int64_t b);
 std::int64_t add_sat(std::int64_t a, std::int64_t b);
 
-/// \brief The estimate for a rank holding the most particles of a run of `ranks` ranks
-/// with the resolved config: rank 0 (`root`, which also gathers, checkpoints and
-/// summarises) or any other.
-MemoryEstimate estimate_memory(const nlohmann::json& config, const ModelShape& shape, int ranks, bool root = true);
+/// \brief The estimate for a rank holding the most particles of a run of `ranks` ranks:
+/// rank 0 (`root`, which also gathers, checkpoints and summarises) or any other.
+MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root = true);
 
 /// \brief Physical memory this process may use: the smaller of the machine's and the
 /// cgroup's limit (Slurm's --mem); 0 if unknown.
@@ -47,14 +48,16 @@ std::int64_t host_memory_bytes();
 /// \brief Refuses (ConfigError naming /sampler/particles, the need and the memory) a
 /// run whose estimate exceeds the host's memory shared by `ranks_on_node` ranks, or the
 /// device's memory. Rank 0 only.
-void check_memory(const nlohmann::json& config, const ModelShape& shape, int ranks, int ranks_on_node);
+void check_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, int ranks_on_node);
 
 /// \brief Ranks of this job on the calling rank's node (collective).
 int ranks_on_node(const parallel::MpiContext& mpi);
 
-/// \brief Upper bound of the bytes a run writes at its peak: the block store, the
-/// result files (netCDF uncompressed, CSV at 25 bytes a value) and a checkpoint.
-std::int64_t estimate_output_bytes(const nlohmann::json& config, const ModelShape& shape);
+/// \brief Upper bound of the bytes a run writes at its peak: the block store of `layout`,
+/// the draw files of /output/formats (each writer's size_estimate), a checkpoint and
+/// the other result files.
+std::int64_t estimate_output_bytes(const io::RunConfig& run, const hmc::StoreLayout& layout, const ModelShape& shape,
+                                   const io::DrawFormats& formats);
 
 /// \brief Free bytes on the file system holding `dir` (or its nearest existing parent);
 /// the test hook HMC_TEST_FREE_BYTES=N overrides it. -1 if unknown.

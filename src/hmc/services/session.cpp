@@ -1,33 +1,29 @@
 #include "hmc/services/session.hpp"
 
+#include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/version.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/checkpoint.hpp"
-#include "hmc/io/checksum.hpp"
-#include "hmc/io/config.hpp"
-#include "hmc/core/errors.hpp"
 #include "hmc/io/json_text.hpp"
-#include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
 #include "hmc/parallel/gather.hpp"
 #include "hmc/parallel/traffic.hpp"
 #include "hmc/parallel/watchdog.hpp"
+#include "hmc/services/collective.hpp"
 #include "hmc/services/progress.hpp"
+#include "hmc/services/resume.hpp"
 #include "hmc/services/signals.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <csignal>
-#include <cstdlib>
-#include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -39,8 +35,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-constexpr int kCheckpointFormat = 1;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -73,47 +67,8 @@ class BackgroundTask {
   std::thread thread_;  ///< last: starts after error_ exists
 };
 
-/// Runs `f` on rank 0; an hmc error there is raised on every rank (only rank 0 prints).
-template <class F>
-void on_root(const parallel::MpiContext& mpi, F&& f) {
-  int code = kExitOk;
-  std::string what;
-  if (mpi.root()) {
-    const parallel::SoloWork solo;  // the other ranks wait in the broadcast below
-    try {
-      f();
-    } catch (const ConfigError& e) {
-      code = kExitConfigError, what = e.what();
-    } catch (const DataError& e) {
-      code = kExitDataError, what = e.what();
-    } catch (const RunError& e) {
-      code = kExitRunError, what = e.what();
-    }
-  }
-  code = mpi.broadcast(code);
-  if (code == kExitOk) return;
-  what = mpi.broadcast(what);
-  if (code == kExitConfigError) throw ConfigError(what);
-  if (code == kExitDataError) throw DataError(what);
-  throw RunError(what);
-}
-
-/// What must not change between a checkpoint and its resumption: the config (output
-/// and log settings aside) and the data.
-std::string fingerprint(const json& config, const json& data) {
-  json c = config;
-  c.erase("output");
-  c.erase("log");
-  c.erase("run");
-  const std::string text = hmc::dump_text(c) + "\n" + hmc::dump_text(data);
-  io::Checksum sum;
-  sum.update(text.data(), text.size());
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, sum.value());
-  return buf;
-}
-
-json layout_json(const hmc::StoreLayout& l) {
+/// run-config.json's record of the store layout (services/summary.cpp reads it back).
+json store_layout_json(const hmc::StoreLayout& l) {
   json dims = json::object();
   for (const auto& [name, d] : l.dim_names) dims[name] = d;
   return {{"particles", l.particles},
@@ -121,46 +76,6 @@ json layout_json(const hmc::StoreLayout& l) {
           {"dim_names", dims},
           {"draws", l.draws},
           {"warmup_draws", l.warmup_draws}};
-}
-
-json loop_json(const sampler::LoopState& l) {
-  using io::double_bits;
-  json inv = json::array();
-  for (double x : l.inv_metric) inv.push_back(double_bits(x));
-  return {{"iteration", l.iteration},
-          {"step_size", double_bits(l.step_size)},
-          {"length", double_bits(l.length)},
-          {"dual",
-           {{"mu", double_bits(l.dual.mu)},
-            {"h_bar", double_bits(l.dual.h_bar)},
-            {"log_eps_bar", double_bits(l.dual.log_eps_bar)},
-            {"counter", l.dual.counter}}},
-          {"chees", {{"log_t", double_bits(l.chees.log_t)}, {"v", double_bits(l.chees.v)}, {"steps", l.chees.steps}}},
-          {"log_length_sum", double_bits(l.log_length_sum)},
-          {"log_length_count", l.log_length_count},
-          {"metric_kind", mode_name(l.metric_kind)},
-          {"inv_metric", inv},
-          {"window_iterations", l.window_iterations}};
-}
-
-sampler::LoopState loop_from_json(const json& j) {
-  using io::double_from_bits;
-  sampler::LoopState l;
-  l.iteration = j.at("iteration").get<int>();
-  l.step_size = double_from_bits(j.at("step_size").get<std::string>());
-  l.length = double_from_bits(j.at("length").get<std::string>());
-  const auto& d = j.at("dual");
-  l.dual = {double_from_bits(d.at("mu").get<std::string>()), double_from_bits(d.at("h_bar").get<std::string>()),
-            double_from_bits(d.at("log_eps_bar").get<std::string>()), d.at("counter").get<int>()};
-  const auto& c = j.at("chees");
-  l.chees = {double_from_bits(c.at("log_t").get<std::string>()), double_from_bits(c.at("v").get<std::string>()),
-             c.at("steps").get<int>()};
-  l.log_length_sum = double_from_bits(j.at("log_length_sum").get<std::string>());
-  l.log_length_count = j.at("log_length_count").get<int>();
-  l.metric_kind = parse_mode<MetricKind>(j.at("metric_kind").get<std::string>());
-  for (const auto& x : j.at("inv_metric")) l.inv_metric.push_back(double_from_bits(x.get<std::string>()));
-  l.window_iterations = j.at("window_iterations").get<int>();
-  return l;
 }
 
 /// Doubles per rank in the gathered per-rank record: particles, grad_evals, sampling_s,
@@ -216,7 +131,7 @@ json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const hmc::A
             {"concurrency", hmc::ExecSpace().concurrency()}}},
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
           {"per_rank", per_rank_json(per_rank)},
-          {"seed", spec.config["seed"]},
+          {"seed", spec.run.sampler.seed},
           {"started_utc", spec.started_utc},
           {"adaptation", io::adaptation_json(adapted)},
           {"command_line", spec.command_line},
@@ -230,64 +145,55 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: KiB
 }
 
-std::string formats_of(const json& config) { return config["output"]["formats"].get<std::string>(); }
-
 }  // namespace
 
-int block_draws(const json& config, std::int64_t particles, int params) {
-  const auto& s = config["sampler"];
-  const int thin = s["thin"].get<int>();
-  const int kept = std::max((s["draws"].get<int>() + thin - 1) / thin, (s["warmup"].get<int>() + thin - 1) / thin);
-  const int every = config["output"]["flush_every"].get<int>();
-  if (every > 0) return std::max(1, std::min(every, kept));
-  const double per_draw = static_cast<double>(particles) * (params + hmc::kNumStats) * sizeof(double);
-  const double target = 32.0 * 1024 * 1024;
-  return std::max(1, std::min(kept, static_cast<int>(std::min(1e9, target / per_draw))));
+// ---- RunFrame ------------------------------------------------------------------
+
+RunFrame::RunFrame(const parallel::MpiContext& mpi, const RunSpec& spec) : mpi_(mpi), spec_(spec) {
+  install_signal_handlers();
+  // An abort (a hung rank, an error on one rank) removes OUT.partial unless it holds a
+  // checkpoint to resume from, as any failed run does.
+  mpi.on_abort([paths = spec.paths] {
+    std::error_code ec;
+    if (!paths.staging.empty() && !fs::exists(paths.checkpoint(), ec)) services::discard(paths);
+  });
+  if (!mpi.watch(spec.run.run.rank_timeout_s) && mpi.root()) {
+    spdlog::warn("this MPI library does not provide MPI_THREAD_MULTIPLE: /run/rank_timeout_s is ignored");
+  }
 }
 
-RunSpec load_resume_spec(const OutputPaths& paths) {
-  json j;
-  try {
-    j = io::parse_bounded(io::read_input_file(paths.run_config(), io::kMaxConfigBytes + io::kMaxDataBytes),
-                          io::kMaxJsonDepth + 2);  // {"config": ...} wraps an accepted config
-  } catch (const io::JsonInputError& e) {
-    const std::string why = e.what();
-    if (why.rfind("cannot open", 0) == 0) {
-      throw RunError("cannot read " + paths.run_config() + " (not a checkpointed hmc run)");
-    }
-    throw RunError(paths.run_config() + " is not valid (corrupt staging directory): " + why);
-  }
-  if (!j.is_object() || !j.contains("config") || !j["config"].is_object()) {
-    throw RunError(paths.run_config() + " is not valid (corrupt staging directory)");
-  }
-  RunSpec spec;
-  spec.config = j["config"];
-  if (j.contains("config_bytes") && j["config_bytes"].is_string()) {
-    const std::string& hex = j["config_bytes"].get_ref<const std::string&>();
-    std::string bytes;
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-      bytes += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
-    try {
-      spec.config = io::from_transport(bytes);
-    } catch (const json::exception&) {
-      throw RunError(paths.run_config() + " is not valid (corrupt staging directory): config_bytes");
-    }
-  }
-  spec.command_line = j.value("command_line", std::vector<std::string>{});
-  spec.started_utc = j.value("started_utc", std::string());
-  spec.overwrite = j.value("overwrite", false);
-  spec.resume = true;
-  spec.paths = paths;
-  spec.data = io::load_data(spec.config);
-  return spec;
+RunFrame::~RunFrame() {
+  // A normal end stops the watchdog; an exception that leaves the run keeps it for
+  // MpiContext::fail in main, which hands the error to rank 0.
+  if (std::uncaught_exceptions() == 0) mpi_.unwatch();
 }
 
-Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec)
-    : mpi_(mpi), spec_(spec), settings_(io::settings_from_config(spec.config)) {
-  settings_.save_warmup = spec_.config["output"]["save_warmup"].get<bool>();
-  dec_ = parallel::Decomposition{settings_.particles, mpi_.size(), mpi_.rank()};
-  checkpoint_every_ = spec_.config["output"]["checkpoint_every"].get<int>();
+void RunFrame::discard() const {
+  if (!mpi_.root() || spec_.paths.staging.empty()) return;
+  // Removing a large store can outlast the timeout while the other ranks wait: solo work.
+  const parallel::SoloWork solo;
+  services::discard(spec_.paths);
+}
+
+int RunFrame::failed(const std::exception& e, bool checkpointed) const {
+  const int code = report(mpi_, e);
+  const bool repeats = dynamic_cast<const sampler::AdaptationError*>(&e) != nullptr;
+  if (code == kExitRunError && !spec_.resume && (!checkpointed || repeats)) discard();
+  return code;
+}
+
+// ---- Session -------------------------------------------------------------------
+
+Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::StoreLayout layout,
+                 const io::DrawFormats& formats)
+    : mpi_(mpi),
+      spec_(spec),
+      formats_(formats),
+      settings_(spec.run.sampler),
+      dec_{spec.run.sampler.particles, mpi.size(), mpi.rank()},
+      layout_(std::move(layout)),
+      setup_s_(seconds_since(spec.t0)) {
+  settings_.block_draws = spec.run.block_draws(layout_.num_params());
   // Test hook: HMC_TEST_SIGNAL=ITERATION[:RANK[:KILL|STOP|HANG]] makes this process signal
   // itself (SIGTERM, SIGKILL or SIGSTOP) after that iteration, on every rank or on RANK
   // only; HANG: its main thread sleeps for ever there (a rank that stops progressing).
@@ -306,76 +212,43 @@ Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec)
 
 Session::~Session() = default;
 
-void Session::plan(hmc::StoreLayout layout) {
-  layout_ = std::move(layout);
-  settings_.block_draws = block_draws(spec_.config, settings_.particles, layout_.num_params());
-}
-
 std::optional<Resumed> Session::open(int row_width) {
-  const std::string fp = fingerprint(spec_.config, spec_.data);
-  io::CheckpointData ckpt;
+  std::vector<double> rows;
+  CheckpointState state;
   on_root(mpi_, [&] {
     if (!spec_.resume) {
       prepare_staging(spec_.paths, spec_.overwrite);
-      json rc = {{"config", spec_.config},         {"command_line", spec_.command_line},
-                 {"started_utc", spec_.started_utc}, {"overwrite", spec_.overwrite},
-                 {"output_dir", spec_.paths.final_dir}, {"layout", layout_json(layout_)}};
-      // Strings that are not UTF-8 (paths are bytes) come out of JSON text replaced; for
-      // resume, the exact config travels along as hex of its CBOR.
-      try {
-        (void)spec_.config.dump();
-      } catch (const json::type_error&) {
-        static const char* digits = "0123456789abcdef";
-        std::string hex;
-        for (unsigned char b : io::to_transport(spec_.config)) hex += {digits[b >> 4], digits[b & 15]};
-        rc["config_bytes"] = hex;
-      }
+      json rc = spec_json(spec_);
+      rc["layout"] = store_layout_json(layout_);
       io::write_file_atomic(spec_.paths.run_config(), hmc::dump_text(rc, 2) + "\n");
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
-    ckpt = io::read_checkpoint(spec_.paths.checkpoint());
-    const json& h = ckpt.header;
-    const std::string where = "checkpoint " + spec_.paths.checkpoint();
-    if (h.value("format", 0) != kCheckpointFormat) throw RunError(where + " has an unknown format");
-    if (h.value("fingerprint", std::string()) != fp) {
-      throw RunError(where + " does not match this run: the config or the data changed since it was written");
-    }
-    if (h.value("particles", std::int64_t{-1}) != layout_.particles || h.value("row_width", -1) != row_width ||
-        h.value("params", -1) != layout_.num_params()) {
-      throw RunError(where + " does not match this run (particles, parameters or state size differ)");
-    }
-    if (ckpt.rows.size() != static_cast<std::size_t>(layout_.particles) * row_width) {
-      throw RunError(where + " is truncated (particle rows)");
-    }
     store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
-    store_->truncate(hmc::Section::kPosterior, h.at("flushed").at("posterior").get<std::int64_t>());
-    store_->truncate(hmc::Section::kWarmup, h.at("flushed").at("warmup").get<std::int64_t>());
-    store_->verify();
+    rows = read_checkpoint(spec_, layout_, row_width, *store_, state);
   });
   // The first log line comes once the output directory (or the checkpoint) has been
   // accepted, so that a refused run prints only its one-line error.
-  const auto& c = spec_.config;
-  spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(),
-               c["model"]["name"].get<std::string>(), settings_.particles, mpi_.size(), hmc::ExecSpace::name(),
-               hmc::ExecSpace().concurrency(), c["seed"].get<std::uint64_t>());
+  spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(), spec_.run.model,
+               settings_.particles, mpi_.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(),
+               settings_.seed);
   if (!spec_.resume) return std::nullopt;
   checkpointed_ = true;
-  const json header = json::parse(mpi_.broadcast(mpi_.root() ? hmc::dump_text(ckpt.header) : std::string()));
+  state = state_from_json(json::parse(mpi_.broadcast(mpi_.root() ? hmc::dump_text(state_json(state)) : std::string())));
   Resumed r;
-  r.rows = parallel::scatter_rows(mpi_, dec_, ckpt.rows, row_width);
-  r.loop = loop_from_json(header.at("loop"));
-  previous_sampling_s_ = header.at("elapsed").at("sampling").get<double>();
-  previous_store_s_ = header.at("elapsed").at("store").get<double>();
+  r.rows = parallel::scatter_rows(mpi_, dec_, rows, row_width);
+  r.loop = state.loop;
+  previous_sampling_s_ = state.sampling_s;
+  previous_store_s_ = state.store_s;
   spdlog::info("resuming at iteration {} of {} from {}", r.loop.iteration, settings_.warmup + settings_.draws,
                spec_.paths.checkpoint());
   return r;
 }
 
-void Session::agree_init(long long failed, const std::string& model_name) {
+void Session::agree_init(long long failed) {
   const long long total = mpi_.sum(failed);
   if (total > 0) {
-    throw sampler::InitError("model " + model_name + ": " + std::to_string(total) + " of " +
+    throw sampler::InitError("model " + spec_.run.model + ": " + std::to_string(total) + " of " +
                              std::to_string(settings_.particles) + " particles found no finite log density in " +
                              std::to_string(settings_.init_attempts) +
                              " draws (try /sampler/init/radius or /sampler/init/values)");
@@ -442,7 +315,10 @@ bool Session::stop_requested(int iteration) {
   return signal_ != 0;
 }
 
-bool Session::checkpoint_due(int iteration) const { return checkpoint_every_ > 0 && iteration % checkpoint_every_ == 0; }
+bool Session::checkpoint_due(int iteration) const {
+  const int every = spec_.run.output.checkpoint_every;
+  return every > 0 && iteration % every == 0;
+}
 
 void Session::checkpoint(int iteration, const std::vector<double>& rows, const sampler::LoopState& loop) {
   ScopedRegion region("hmc::checkpoint");
@@ -452,21 +328,15 @@ void Session::checkpoint(int iteration, const std::vector<double>& rows, const s
   auto all = parallel::gather_rows(mpi_, dec_, rows, row_width);
   const double sampling = previous_sampling_s_ + mpi_.max_on_root(elapsed() - store_s_);
   on_root(mpi_, [&] {
+    CheckpointState state;
+    state.iteration = iteration;
+    state.loop = loop;
+    state.flushed_posterior = store_->available(hmc::Section::kPosterior);
+    state.flushed_warmup = store_->available(hmc::Section::kWarmup);
+    state.sampling_s = sampling;
+    state.store_s = previous_store_s_ + store_s_ + seconds_since(t);
     io::CheckpointData c;
-    c.header = {{"format", kCheckpointFormat},
-                {"hmc", hmc::version()},
-                {"fingerprint", fingerprint(spec_.config, spec_.data)},
-                {"model", spec_.config["model"]["name"]},
-                {"particles", layout_.particles},
-                {"params", layout_.num_params()},
-                {"row_width", row_width},
-                {"iteration", iteration},
-                {"ranks", mpi_.size()},
-                {"loop", loop_json(loop)},
-                {"flushed",
-                 {{"posterior", store_->available(hmc::Section::kPosterior)},
-                  {"warmup", store_->available(hmc::Section::kWarmup)}}},
-                {"elapsed", {{"sampling", sampling}, {"store", previous_store_s_ + store_s_ + seconds_since(t)}}}};
+    c.header = checkpoint_header(spec_, layout_, row_width, mpi_.size(), state);
     c.rows = std::move(all);
     io::write_checkpoint(spec_.paths.checkpoint(), c);
   });
@@ -481,6 +351,21 @@ int Session::interrupted(int iteration) {
                  spec_.paths.final_dir);
   }
   return kExitInterrupted;
+}
+
+io::WriterOptions Session::writer_options() const {
+  const auto& out = spec_.run.output;
+  io::WriterOptions o;
+  o.precision = out.precision;
+  o.compression = out.compression;
+  o.attributes = {{"hmc_version", hmc::version()},
+                  {"hmc_git", hmc::git_hash()},
+                  {"kokkos_version", hmc::kokkos_version()},
+                  {"seed", std::to_string(settings_.seed)},
+                  {"particles", settings_.particles},
+                  {"thin", settings_.thin},
+                  {"config", hmc::dump_text(io::recorded_config(spec_.config))}};
+  return o;
 }
 
 int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& accept_sum,
@@ -519,44 +404,23 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
                          " of " + std::to_string(layout_.draws_of(s)) + ")");
         }
       }
-      const auto& c = spec_.config;
       const std::string& dir = spec_.paths.staging;
       const auto w0 = Clock::now();
 
-      // draws.nc and draws.csv need nothing the diagnostics compute, and both only read
-      // the store: they are written on a thread of their own while the diagnostics run
-      // (the writer is mostly page-cache copies and deflate, the diagnostics use every
-      // OpenMP thread). timings_s.write is what is left of the writing after the
-      // diagnostics; output.md#measured explains the figures.
-      const std::string formats = formats_of(c);
+      // The draw files need nothing the diagnostics compute, and they only read the store:
+      // they are written on a thread of their own while the diagnostics run (the writers
+      // are mostly page-cache copies and deflate, the diagnostics use every OpenMP
+      // thread). timings_s.write is what is left of the writing after the diagnostics;
+      // output.md#measured explains the figures.
+      const auto writers = io::make_writers(formats_, spec_.run.output.formats, writer_options());
       std::vector<std::string> files;
-      if (formats == "netcdf" || formats == "both") files.push_back("draws.nc");
-      if (formats == "csv" || formats == "both") files.push_back("draws.csv");
+      for (const auto& w : writers) files.push_back(w->file_name());
       double draws_write_s = 0.0;
-      BackgroundTask writer([&] {
+      BackgroundTask writing([&] {
         const auto t0 = Clock::now();
-        if (formats == "netcdf" || formats == "both") {
-          PhaseProgress p("writing draws.nc");
-          // The config without /output/dir: where a run was written is not part of it, and
-          // leaving it out keeps the file identical wherever the same run is written.
-          json run_config = c;
-          run_config["output"].erase("dir");
-          json attrs = {{"hmc_version", hmc::version()},
-                        {"hmc_git", hmc::git_hash()},
-                        {"kokkos_version", hmc::kokkos_version()},
-                        {"seed", std::to_string(c["seed"].get<std::uint64_t>())},
-                        {"particles", settings_.particles},
-                        {"thin", settings_.thin},
-                        {"config", hmc::dump_text(run_config)}};
-          io::NetcdfOptions nopt;
-          nopt.compression = c["output"]["compression"].get<int>();
-          io::write_inference_data(dir + "/draws.nc", *store_, nopt, attrs, [&](double f) { p.update(f); });
-          p.done();
-        }
-        if (formats == "csv" || formats == "both") {
-          PhaseProgress p("writing draws.csv");
-          io::write_draws_csv(dir + "/draws.csv", *store_, c["output"]["precision"].get<int>(),
-                              [&](double f) { p.update(f); });
+        for (const auto& w : writers) {
+          PhaseProgress p("writing " + w->file_name());
+          w->write(dir + "/" + w->file_name(), *store_, [&](double f) { p.update(f); });
           p.done();
         }
         draws_write_s = seconds_since(t0);
@@ -564,9 +428,8 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
 
       PhaseProgress diag_progress("diagnostics");
       diagnostics::SummaryOptions opt;
-      const int configured = c["diagnostics"]["superchains"].get<int>();
-      opt.superchains = configured > 0 ? configured : diagnostics::default_superchains(settings_.particles);
-      opt.max_draws = c["diagnostics"]["max_draws"].get<std::int64_t>();
+      opt.superchains = spec_.run.superchains();
+      opt.max_draws = spec_.run.diagnostics.max_draws;
       opt.progress = [&](int done, int total) { diag_progress.update(static_cast<double>(done) / total); };
       const auto params = diagnostics::summarize(*store_, opt);
       double total_div = 0.0;
@@ -578,7 +441,7 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
       const double diagnostics_s = seconds_since(w0);
 
       const auto w1 = Clock::now();
-      writer.join();  // rethrows what the writer threw
+      writing.join();  // rethrows what a writer threw
       io::write_particles_csv(dir + "/particles.csv", *store_, totals, settings_.draws);
       io::write_file_atomic(dir + "/run.json", hmc::dump_text(run_info(mpi_, spec_, adapted, per_rank), 2) + "\n");
       throw_if_interrupted();
@@ -614,63 +477,6 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
     }
   }
   return mpi_.broadcast(code);
-}
-
-int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunner& runner) {
-  install_signal_handlers();
-  // An abort (a hung rank, an error on one rank) removes OUT.partial unless it holds a
-  // checkpoint to resume from, as any failed run does.
-  mpi.on_abort([paths = spec.paths] {
-    std::error_code ec;
-    if (!fs::exists(paths.checkpoint(), ec)) discard(paths);
-  });
-  // A checkpoint of an older hmc has no /run: the schema's default then.
-  const double timeout = spec.config.value(json::json_pointer("/run/rank_timeout_s"), 600.0);
-  if (!mpi.watch(timeout) && mpi.root()) {
-    spdlog::warn("this MPI library does not provide MPI_THREAD_MULTIPLE: /run/rank_timeout_s is ignored");
-  }
-  // Normal ends stop the watchdog here; an exception that leaves this function keeps it
-  // for MpiContext::fail in main, which hands the error to rank 0.
-  struct Unwatch {
-    const parallel::MpiContext& mpi;
-    ~Unwatch() {
-      if (std::uncaught_exceptions() == 0) mpi.unwatch();
-    }
-  } unwatch{mpi};
-  // Removing a large store can outlast the timeout while the other ranks wait: solo work.
-  auto drop = [&] {
-    const parallel::SoloWork solo;
-    discard(spec.paths);
-  };
-  Session session(mpi, spec);
-  session.setup_s_ = seconds_since(spec.t0);
-  try {
-    const int code = runner(session);
-    if (code != kExitOk && code != kExitInterrupted && mpi.root() && !session.checkpointed_) drop();
-    return code;
-  } catch (const sampler::InitError& e) {
-    if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";
-    if (mpi.root() && !spec.resume) drop();
-    return kExitRunError;
-  } catch (const sampler::AdaptationError& e) {
-    if (mpi.root()) {
-      std::cerr << "hmc: run error: " << e.what() << "\n";
-      if (!spec.resume) drop();  // resuming would diverge the same way
-    }
-    return kExitRunError;
-  } catch (const ConfigError& e) {
-    if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";
-    return kExitConfigError;
-  } catch (const DataError& e) {
-    if (mpi.root()) std::cerr << "hmc: " << e.what() << "\n";
-    return kExitDataError;
-  } catch (const RunError& e) {
-    if (mpi.root()) {
-      std::cerr << "hmc: " << e.what() << "\n";
-      if (!spec.resume && !session.checkpointed_) drop();
-    }
-    return kExitRunError;
-  }
 }
 
 }  // namespace hmc::services

@@ -1,35 +1,29 @@
 #pragma once
 /// \file
-/// \brief One sampling run from resolved config to published results: the services
-/// layer (as Stan's services/sample/*).
-///
-/// `sample()` is the run. Its model-typed middle, the sampling loop
-/// (services/run_model.hpp), is instantiated per model by models/registry.cpp and
-/// talks to the rest through a Session:
-///  - `plan()` fixes the store layout and the block size;
-///  - `open()` prepares the staging directory and the draw store, or loads the
-///    checkpoint of a run being resumed;
-///  - `write_block()` hands a block of draws over: gathered to rank 0 and appended to
-///    the store (io/tile_store.hpp), so memory holds one block, not the run;
-///  - `checkpoint()` saves everything needed to continue bit for bit;
-///  - `stop_requested()` tells every rank whether any rank received SIGTERM, SIGINT
-///    or SIGUSR1;
-///  - `finish()` computes the diagnostics from the store, writes the result files
-///    (writers: netCDF, CSV, particles.csv, summary.json, run.json) and publishes
-///    the staging directory.
+/// \brief The model-independent parts of a run, which services/sample.hpp's loop calls
+/// (as Stan's services call their writers and loggers):
+///  - RunFrame: signal handlers, the rank watchdog, what an aborted job removes, and the
+///    one way a failed run ends (its line, its exit code, its staging directory);
+///  - Session: the staging directory and the draw store. `open()` prepares them, or
+///    reloads the checkpoint of a run being resumed (services/resume.hpp); `write_block()`
+///    gathers a block of draws to rank 0 and appends it to the store (io/tile_store.hpp),
+///    so memory holds one block, not the run; `checkpoint()` saves everything needed to
+///    continue bit for bit; `stop_requested()` tells every rank whether any rank received
+///    SIGTERM, SIGINT or SIGUSR1; `finish()` computes the diagnostics from the store,
+///    writes the draws through the draw writers of /output/formats (io/draw_writer.hpp),
+///    particles.csv, summary.json and run.json, and publishes the staging directory.
 /// Every member function is collective unless it says otherwise.
 
 #include "hmc/core/draw_source.hpp"
+#include "hmc/core/draws.hpp"
+#include "hmc/io/draw_writer.hpp"
 #include "hmc/io/tile_store.hpp"
 #include "hmc/parallel/decomposition.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/sampler/run.hpp"
-#include "hmc/services/staging.hpp"
+#include "hmc/services/run_spec.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <chrono>
-#include <functional>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,23 +31,32 @@
 
 namespace hmc::services {
 
-using Clock = std::chrono::steady_clock;
+/// \brief The job around one run, for its lifetime: installs the signal handlers, starts
+/// the rank watchdog (/run/rank_timeout_s) and tells MPI aborts to remove a staging
+/// directory that holds no checkpoint; stops the watchdog at a normal end (an exception
+/// that leaves the run keeps it, for MpiContext::fail in main).
+class RunFrame {
+ public:
+  RunFrame(const parallel::MpiContext& mpi, const RunSpec& spec);
+  ~RunFrame();
+  RunFrame(const RunFrame&) = delete;
+  RunFrame& operator=(const RunFrame&) = delete;
 
-/// \brief What the front end hands to a run.
-struct RunSpec {
-  nlohmann::json config;  ///< resolved (io::resolve_config)
-  nlohmann::json data;    ///< the model's data, or null
-  std::vector<std::string> command_line;
-  std::string started_utc;
-  bool overwrite = false;  ///< replace existing results (--overwrite)
-  bool resume = false;     ///< continue the checkpointed run in `paths`
-  OutputPaths paths;
-  Clock::time_point t0 = Clock::now();  ///< process start
+  /// \brief How a run ends on the hmc error `e` (raised on every rank): its line on rank
+  /// 0 and its exit code (services/collective.hpp's report). The staging directory is
+  /// removed unless the run is being resumed or holds a checkpoint worth resuming: a
+  /// config or data error leaves it as it was (it may be another run's), a run error
+  /// removes it unless `checkpointed` — and a diverged adaptation even then, as resuming
+  /// would diverge the same way.
+  int failed(const std::exception& e, bool checkpointed) const;
+
+  /// \brief Removes the staging directory (rank 0; solo work for the watchdog).
+  void discard() const;
+
+ private:
+  const parallel::MpiContext& mpi_;
+  const RunSpec& spec_;
 };
-
-/// \brief Reads the spec of the checkpointed run in `paths` (its run-config.json) and
-/// reloads its data. Rank 0 only. Throws RunError/DataError.
-RunSpec load_resume_spec(const OutputPaths& paths);
 
 /// \brief A checkpoint being resumed: this rank's particle rows and the loop state.
 struct Resumed {
@@ -61,28 +64,21 @@ struct Resumed {
   sampler::LoopState loop;
 };
 
-class Session;
-
-/// \brief The model-typed part of a run (registry): builds the model from the spec and
-/// runs the loop; returns the exit code.
-using ModelRunner = std::function<int(Session&)>;
-
-/// \brief The whole run; returns the process exit code (0, 2, 3, 4 or 75) on every rank.
-int sample(const parallel::MpiContext& mpi, const RunSpec& spec, const ModelRunner& runner);
-
 class Session {
  public:
-  Session(const parallel::MpiContext& mpi, const RunSpec& spec);
+  /// `layout`: what the store holds (services::store_layout); `formats`: the draw formats
+  /// /output/formats may name.
+  Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::StoreLayout layout,
+          const io::DrawFormats& formats);
   ~Session();
 
   const parallel::MpiContext& mpi() const { return mpi_; }
   const RunSpec& spec() const { return spec_; }
+  /// The sampler's settings: the config's, with the block size (RunConfig::block_draws).
   const sampler::Settings& settings() const { return settings_; }
   const parallel::Decomposition& decomposition() const { return dec_; }
-
-  /// \brief The run's store layout; sets settings().block_draws (draws per particle in
-  /// one block), so it comes before the sampler is built. Not collective.
-  void plan(hmc::StoreLayout layout);
+  /// Does a checkpoint exist (so that a failure keeps the staging directory)?
+  bool checkpointed() const { return checkpointed_; }
 
   /// \brief Staging and store for a fresh run, or the checkpoint of a resumed one
   /// (checked against this run: model, particles, config and data fingerprint).
@@ -90,9 +86,9 @@ class Session {
 
   /// \brief After initialise(): `failed` local particles found no finite start; throws
   /// sampler::InitError on every rank if any rank had one.
-  void agree_init(long long failed, const std::string& model_name);
+  void agree_init(long long failed);
 
-  /// \brief Rank 0's progress lines (empty elsewhere).
+  /// \brief Rank 0's progress lines (empty elsewhere); starts the loop's clock.
   sampler::ProgressCallback progress(int first_iteration);
   /// \brief Seconds since the sampling loop started.
   double elapsed() const;
@@ -113,28 +109,26 @@ class Session {
              const std::vector<double>& divergences, std::int64_t grad_evals);
 
  private:
+  /// The attributes draw formats with metadata record (draws.nc's).
+  io::WriterOptions writer_options() const;
+
   const parallel::MpiContext& mpi_;
-  RunSpec spec_;
+  const RunSpec& spec_;
+  const io::DrawFormats& formats_;
   sampler::Settings settings_;
   parallel::Decomposition dec_;
   hmc::StoreLayout layout_;
   std::unique_ptr<io::TileStore> store_;  ///< rank 0
-  int checkpoint_every_ = 0;
   bool checkpointed_ = false;  ///< a checkpoint exists: keep the staging directory on failure
   int signal_ = 0;
   int debug_signal_at_ = 0, debug_signal_rank_ = -1, debug_signal_ = 0;  ///< HMC_TEST_SIGNAL (-1: hang)
   std::string note_;
   double setup_s_ = 0.0;
   Clock::time_point loop_start_ = Clock::now();
-  double store_s_ = 0.0;            ///< this process: handing blocks over and checkpoints
+  double store_s_ = 0.0;              ///< this process: handing blocks over and checkpoints
   double previous_sampling_s_ = 0.0;  ///< from the checkpoints of earlier processes
   double previous_store_s_ = 0.0;
   std::vector<double> column_buffer_, tile_buffer_;  ///< write_block's, reused across blocks
-  friend int sample(const parallel::MpiContext&, const RunSpec&, const ModelRunner&);
 };
-
-/// \brief Draws per particle in one block: /output/flush_every, or (0) as many as
-/// keep a gathered block near 32 MiB.
-int block_draws(const nlohmann::json& config, std::int64_t particles, int params);
 
 }  // namespace hmc::services

@@ -5,6 +5,7 @@
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
+#include "hmc/io/run_config.hpp"
 #include "hmc/io/tile_store.hpp"
 #include "hmc/services/staging.hpp"
 
@@ -43,11 +44,17 @@ hmc::StoreLayout layout_from_json(const json& j) {
   return l;
 }
 
-diagnostics::SummaryOptions options_from(const json& config, std::int64_t particles) {
+/// The diagnostics' options of the run that recorded `config`.
+diagnostics::SummaryOptions options_from(const json& config) {
+  io::RunConfig run;
+  try {
+    run = io::run_config(config);
+  } catch (const std::exception& e) {
+    throw RunError(std::string("the run's recorded config is not valid: ") + e.what());
+  }
   diagnostics::SummaryOptions opt;
-  const int configured = config.at("diagnostics").at("superchains").get<int>();
-  opt.superchains = configured > 0 ? configured : diagnostics::default_superchains(particles);
-  opt.max_draws = config.at("diagnostics").at("max_draws").get<std::int64_t>();
+  opt.superchains = run.superchains();
+  opt.max_draws = run.diagnostics.max_draws;
   return opt;
 }
 
@@ -84,7 +91,7 @@ int print_summary(const std::string& dir, const std::string& format) {
       }
       return 0;
     }
-    const auto params = diagnostics::summarize(*source, options_from(config, layout.particles));
+    const auto params = diagnostics::summarize(*source, options_from(config));
     if (format == "json") {
       json out = io::parameters_json(params);
       out["status"] = status;

@@ -1,0 +1,34 @@
+// /output/formats "netcdf": draws.nc, ArviZ InferenceData (io/netcdf.hpp).
+#include "hmc/io/draw_writer.hpp"
+#include "hmc/io/netcdf.hpp"
+
+namespace hmc::io {
+
+namespace {
+
+class NetcdfWriter : public DrawWriter {
+ public:
+  explicit NetcdfWriter(const WriterOptions& o) : attributes_(o.attributes) { options_.compression = o.compression; }
+  std::string file_name() const override { return "draws.nc"; }
+  /// Uncompressed: 8 bytes a value (coordinates and attributes are small beside them).
+  std::int64_t size_estimate(const StoreLayout& layout) const override {
+    const std::int64_t v = stored_values(layout);
+    return v > INT64_MAX / 8 ? INT64_MAX : v * 8;
+  }
+  void write(const std::string& path, const DrawSource& source,
+             const std::function<void(double)>& progress) const override {
+    write_inference_data(path, source, options_, attributes_, progress);
+  }
+
+ private:
+  NetcdfOptions options_;
+  nlohmann::json attributes_;
+};
+
+}  // namespace
+
+DrawFormat netcdf_format() {
+  return {"netcdf", [](const WriterOptions& o) { return std::make_unique<NetcdfWriter>(o); }};
+}
+
+}  // namespace hmc::io

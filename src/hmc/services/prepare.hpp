@@ -1,0 +1,79 @@
+#pragma once
+/// \file
+/// \brief The model of a run, built once per rank, and the checks that need it
+/// (services/preflight.hpp): what every command that runs a model does first.
+
+#include "hmc/core/draw_source.hpp"
+#include "hmc/core/errors.hpp"
+#include "hmc/io/draw_writer.hpp"
+#include "hmc/io/json_text.hpp"
+#include "hmc/model/concept.hpp"
+#include "hmc/services/collective.hpp"
+#include "hmc/services/preflight.hpp"
+#include "hmc/services/resources.hpp"
+#include "hmc/services/run_spec.hpp"
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace hmc::services {
+
+/// \brief What the store of a run of `model` holds.
+template <class Model>
+hmc::StoreLayout store_layout(const Model& model, const io::RunConfig& run) {
+  hmc::StoreLayout layout;
+  layout.particles = run.sampler.particles;
+  layout.param_names = model.parameter_names();
+  layout.dim_names = model::dim_names(model);
+  layout.draws = run.kept_draws();
+  layout.warmup_draws = run.kept_warmup_draws();
+  return layout;
+}
+
+/// \brief The sizes of `model` that drive memory.
+template <class Model>
+ModelShape shape_of(const Model& model, const nlohmann::json& data) {
+  return ModelShape{model.dim(), model.num_params(), model::scratch_size(model), io::data_bytes(data)};
+}
+
+/// \brief Which checks a command makes before it runs (services/preflight.hpp); the
+/// checks against the model's dimension and abilities are always made.
+struct Checks {
+  bool memory = false;  ///< check_memory: the run fits the host and the device
+  bool disk = false;    ///< check_disk: the results fit the file system of /output/dir
+};
+
+/// \brief The model of `spec`, built once on every rank (collective). Rank 0 builds it
+/// first and checks the run against it while the others wait, so a refused run costs
+/// them nothing; an error is raised on every rank (rank 0 prints it: report()).
+template <class Model>
+Model prepare_model(const parallel::MpiContext& mpi, const RunSpec& spec, const io::DrawFormats& formats,
+                    Checks checks) {
+  const int node_ranks = checks.memory ? ranks_on_node(mpi) : 1;
+  std::optional<Model> model;
+  on_root(mpi, [&] {
+    model.emplace(Model::from_config(spec.run.model_section, spec.data));
+    const ModelShape shape = shape_of(*model, spec.data);
+    check_against_model(spec.run, shape, model::can_sample_prior<Model>());
+    if (checks.memory) check_memory(spec.run, shape, mpi.size(), node_ranks);
+    if (checks.disk) check_disk(spec.run, store_layout(*model, spec.run), shape, formats);
+  });
+  // The same config and data: what rank 0 accepted builds here too.
+  if (!mpi.root()) model.emplace(Model::from_config(spec.run.model_section, spec.data));
+  return std::move(*model);
+}
+
+/// \brief `hmc --validate`: the checks of a run but the disk's, then the resolved config
+/// on stdout (rank 0). Returns the exit code.
+template <class Model>
+int validate(const parallel::MpiContext& mpi, const RunSpec& spec, const io::DrawFormats& formats) {
+  return guarded(mpi, [&] {
+    (void)prepare_model<Model>(mpi, spec, formats, Checks{true, false});
+    if (mpi.root()) std::cout << hmc::dump_text(spec.config, 2) << "\n";
+    return kExitOk;
+  });
+}
+
+}  // namespace hmc::services

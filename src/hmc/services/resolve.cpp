@@ -1,0 +1,35 @@
+#include "hmc/services/resolve.hpp"
+
+#include "hmc/io/run_config.hpp"
+#include "hmc/services/collective.hpp"
+
+#include <ctime>
+
+namespace hmc::services {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+RunSpec resolve(const parallel::MpiContext& mpi, const Request& request, const io::Catalog& catalog) {
+  RunSpec spec;
+  spec.started_utc = utc_now();
+  on_root(mpi, [&] {
+    io::ResolvedConfig resolved = io::resolve_config(request.config, request.sets, catalog);
+    spec.config = std::move(resolved.config);
+    spec.data = std::move(resolved.data);
+    spec.run = io::run_config(spec.config);
+    spec.command_line = request.command_line;
+    spec.overwrite = request.overwrite;
+    spec.validate_only = request.validate;
+    // An empty /output/dir is refused once the model is built (check_against_model).
+    if (!spec.run.output.dir.empty()) spec.paths = output_paths(spec.run.output.dir);
+  });
+  spec.t0 = request.t0;
+  return broadcast_spec(mpi, spec);
+}
+
+}  // namespace hmc::services
