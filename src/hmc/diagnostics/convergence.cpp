@@ -599,7 +599,7 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
         b_bulk();
       });
 
-  st.rhat = rhat_tail > rhat_bulk ? rhat_tail : rhat_bulk;  // Python's max(bulk, tail)
+  st.rhat = rhat_tail > rhat_bulk ? rhat_tail : rhat_bulk;    // Python's max(bulk, tail)
   st.ess_tail = tail_high < tail_low ? tail_high : tail_low;  // Python's min(low, high)
   const double probs[2] = {0.05, 0.95}, ess_q[2] = {ess_low, ess_high};
   std::size_t positions[2][2];

@@ -35,8 +35,9 @@
 /// shares the split, the sort, the rank normalisation and the quantile indicators
 /// (one sort and six FFT passes per parameter, for the mean, the bulk and four
 /// quantile indicators: 0.11 and 0.89 for tail ESS, 0.05 and 0.95 for the quantile
-/// MCSEs; the functions one by one sort twice and take seven passes). The heavy steps run on the host's OpenMP threads (omp_get_max_threads(),
-/// serial without OpenMP) in blocks whose results are combined in a fixed order, so
+/// MCSEs; the functions one by one sort twice and take seven passes). The heavy
+/// steps run on the host's OpenMP threads (omp_get_max_threads(), serial without
+/// OpenMP) in blocks whose results are combined in a fixed order, so
 /// every statistic is bitwise the same whatever the number of threads. Scratch
 /// memory is about 50 bytes per draw, allocated per call; calls share no state
 /// (thread-safe) and are deterministic.
@@ -82,8 +83,9 @@ inline constexpr double kTailProb = 0.89;
 /// `ess_tail` of `arviz.summary`): min of the ESS of the indicators x ≤ q_lo and
 /// x ≤ q_hi (split chains), q the type-7 quantiles of all draws in numpy's rounding
 /// (Type7::kNumpyLerp) at 1 − kTailProb (0.10999999999999999) and kTailProb.
-/// ArviZ 0.23 used 0.05 and 0.95 (and scipy's rounding): its value is
-/// `arviz.ess(method="tail", prob=0.89)` there, not its default.
+/// ArviZ 0.23's default takes 0.05 and 0.95 (in scipy's rounding); its
+/// `arviz.ess(method="tail", prob=0.89)` is this value but where a quantile falls
+/// between two equal draws (ess_quantile).
 double ess_tail(const ChainDraws& x);
 
 /// \brief ESS of the mean: ESS of the split chains themselves —
@@ -91,9 +93,11 @@ double ess_tail(const ChainDraws& x);
 double ess_mean(const ChainDraws& x);
 
 /// \brief ESS of the quantile indicator x ≤ q_prob (split chains) —
-/// `arviz.ess(method="quantile", prob=prob)`; q_prob in ArviZ 0.23's (scipy's)
-/// rounding, the one mcse_quantile transcribes (ArviZ 1.x takes numpy's: the same
-/// indicator unless a draw lies within rounding of q_prob).
+/// `arviz.ess(method="quantile", prob=prob)` of ArviZ 0.23: q_prob in scipy's
+/// rounding (Type7::kScipy), as mcse_quantile transcribes it. ArviZ 1.x takes numpy's
+/// (Type7::kNumpyLerp): the same indicator, except where q_prob falls between two
+/// equal draws (a rejected transition repeats its draw), for which numpy gives that
+/// draw and scipy can give a value an ulp below, leaving both out.
 double ess_quantile(const ChainDraws& x, double prob);
 
 /// \brief MCSE of the mean: sd(all draws, ddof 1) / √ess_mean —
