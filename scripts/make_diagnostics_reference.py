@@ -3,19 +3,28 @@
 
 Writes tests/data/diagnostics_reference.json, read by tests/unit/test_convergence.cpp.
 
-How to run (from the repository root; ArviZ is not a dependency of hmc itself):
+How to run (from the repository root; ArviZ is not a dependency of hmc itself). It
+needs both ArviZ majors in one process: ArviZ 0.23 as `arviz` and the statistics of
+ArviZ 1.x, arviz-stats (with arviz-base for its rcParams), as `arviz_stats`, which is
+what the set "reference" of scripts/python_env.sh holds (a Python >= 3.12):
 
-    python3 -m venv /tmp/av && /tmp/av/bin/pip install arviz
-    /tmp/av/bin/python scripts/make_diagnostics_reference.py
+    py=$(scripts/python_env.sh reference) && "$py" scripts/make_diagnostics_reference.py
 
-The committed file was produced with ArviZ 0.23.4, NumPy 2.4.6, SciPy 1.17.1
-(the versions are also recorded inside the JSON under "generator").
+The versions are recorded inside the JSON under "generator".
 
 Every case is a fixed array (numpy Generator, fixed seeds), stored in the JSON as
 draws[chain][draw] together with
 
-  * ArviZ's values: rhat (method="rank"), ess bulk / tail / mean, mcse mean and
-    quantile (prob 0.05 and 0.95), and, for the energy cases, bfmi (one per chain);
+  * ArviZ's values: rhat (method="rank"), ess bulk / mean, mcse mean and quantile
+    (prob 0.05 and 0.95) from ArviZ 0.23, and, for the energy cases, bfmi (one per
+    chain). These are the same operations in ArviZ 1.x (arviz_stats'
+    base/diagnostics.py); the script computes them there too and records the largest
+    relative deviation between the two majors under "generator" ("arviz1_agreement");
+  * ess_tail from ArviZ 1.x, as its summary computes it: arviz_stats.ess(method="tail")
+    with the default prob, arviz_base's rcParams["stats.ci_prob"] (0.89), i.e. the
+    quantile indicators at 1 - 0.89 and 0.89, numpy's quantile. ArviZ 0.23's default
+    (quantiles 0.05 and 0.95, scipy's mquantiles) is kept beside it as
+    "ess_tail_arviz0", for the tests to check that the two differ;
   * nested R-hat, which ArviZ does not provide: computed here by `nested_rhat`
     below, a direct numpy transcription of Margossian, Hoffman, Sountsov,
     Riou-Durand, Vehtari & Gelman (2024), "Nested R-hat: assessing the convergence
@@ -36,10 +45,18 @@ import warnings
 
 import numpy as np
 import scipy
+import xarray as xr
 from scipy import stats
 
 warnings.filterwarnings("ignore")
 import arviz as az  # noqa: E402  (imported after silencing its FutureWarning)
+import arviz_base  # noqa: E402
+import arviz_stats  # noqa: E402
+from arviz_stats.base import array_stats  # noqa: E402
+
+if not az.__version__.startswith("0.23.") or not arviz_stats.__version__.startswith("1."):
+    sys.exit(f"needs ArviZ 0.23 and arviz-stats 1.x (scripts/python_env.sh reference), got arviz "
+             f"{az.__version__} and arviz-stats {arviz_stats.__version__}")
 
 
 def nested_rhat(x, superchains):
@@ -77,18 +94,44 @@ def num(v):
     return None if math.isnan(v) else v
 
 
+def ess_tail_arviz1(x):
+    """ArviZ 1.x's ess_tail column: the DataArray interface with no prob, as its summary calls it."""
+    return arviz_stats.ess(xr.DataArray(x, dims=("chain", "draw")), method="tail").item()
+
+
 def diagnostics(x, superchains):
     x = np.asarray(x, dtype=float)
     return {
         "rhat": num(az.rhat(x, method="rank")),
         "ess_bulk": num(az.ess(x, method="bulk")),
-        "ess_tail": num(az.ess(x, method="tail")),
+        "ess_tail": num(ess_tail_arviz1(x)),
+        "ess_tail_arviz0": num(az.ess(x, method="tail")),
         "ess_mean": num(az.ess(x, method="mean")),
         "mcse_mean": num(az.mcse(x, method="mean")),
         "mcse_q05": num(az.mcse(x, method="quantile", prob=0.05)),
         "mcse_q95": num(az.mcse(x, method="quantile", prob=0.95)),
         "rhat_nested": num(nested_rhat(x, superchains)),
     }
+
+
+def arviz1(x):
+    """The other statistics as ArviZ 1.x computes them (array interface), to compare."""
+    x = np.asarray(x, dtype=float)
+    return {
+        "rhat": num(array_stats.rhat(x, method="rank")),
+        "ess_bulk": num(array_stats.ess(x, method="bulk")),
+        "ess_mean": num(array_stats.ess(x, method="mean")),
+        "mcse_mean": num(array_stats.mcse(x, method="mean")),
+        "mcse_q05": num(array_stats.mcse(x, method="quantile", prob=0.05)),
+        "mcse_q95": num(array_stats.mcse(x, method="quantile", prob=0.95)),
+        "ess_tail_arviz0_prob089": num(az.ess(x, method="tail", prob=arviz_base.rcParams["stats.ci_prob"])),
+    }
+
+
+def relative(a, b):
+    if a is None or b is None:
+        return 0.0 if a is None and b is None else math.inf
+    return abs(a - b) / abs(b) if b != 0 else abs(a)
 
 
 def ar1(rng, chains, draws, rho):
@@ -156,6 +199,17 @@ def main():
         2,
         "long strongly autocorrelated chains (FFT length 1024, long Geyer sequence); one chain per superchain",
     )
+    # numpy's and scipy's roundings of one type-7 quantile disagree here: (n - 1)·0.11 is
+    # just below 55, numpy's quantile (ArviZ 1.x) puts the 0.11 threshold an ulp below the
+    # draw 165 and scipy's mquantiles (0.23) on it, so the indicators differ in that draw;
+    # the lower tail is sticky, so its ESS is the minimum.
+    v = np.sort(np.random.default_rng(73).permutation(501).astype(float) * 3.0)
+    add(
+        "threshold_rounding_3x167",
+        np.concatenate([v[:80], np.random.default_rng(73).permutation(v[80:])]).reshape(3, 167),
+        3,
+        "distinct multiples of 3, the 80 smallest in order at the start of chain 0: the 0.11 quantile's rounding matters",
+    )
     add("ar1_4x30_one_chain_per_superchain", ar1(np.random.default_rng(59), 4, 30, 0.4), 4, "nested R-hat with M = 1")
     add("single_draw_8x1", np.random.default_rng(61).standard_normal((8, 1)), 4, "one draw per chain: nested R-hat with W_k = 0")
     add("one_chain_1x100", ar1(np.random.default_rng(37), 1, 100, 0.5), 1, "one chain: R-hat undefined")
@@ -177,10 +231,23 @@ def main():
         for p in (0.1586553, 0.8413447):
             beta_quantile.append([p, a, b, float(stats.beta.ppf(p, a, b))])
 
+    # How far ArviZ 1.x is from the 0.23 values above, statistic by statistic (and how far
+    # ArviZ 0.23's ess(method="tail", prob=0.89) is from 1.x's tail ESS).
+    agreement = {}
+    for c in cases:
+        e, one = c["expected"], arviz1(c["draws"])
+        for k, v in one.items():
+            ref = e["ess_tail"] if k == "ess_tail_arviz0_prob089" else e[k]
+            agreement[k] = max(agreement.get(k, 0.0), relative(v, ref))
+
     out = {
         "generator": {
             "script": "scripts/make_diagnostics_reference.py",
             "arviz": az.__version__,
+            "arviz_stats": arviz_stats.__version__,
+            "arviz_base": arviz_base.__version__,
+            "tail_prob": arviz_base.rcParams["stats.ci_prob"],
+            "arviz1_agreement": agreement,
             "numpy": np.__version__,
             "scipy": scipy.__version__,
             "python": sys.version.split()[0],
@@ -195,6 +262,7 @@ def main():
         json.dump(out, f, separators=(",", ":"))
         f.write("\n")
     print(f"wrote {path}")
+    print("largest relative deviation of ArviZ 1.x from the values of ArviZ 0.23:", agreement)
     for c in cases:
         print(c["name"], c["expected"])
     for c in energy_cases:

@@ -4,41 +4,85 @@
 # examples in docs/output.md. Prints the path of its python on stdout.
 #
 # Usage: py=$(scripts/python_env.sh) && "$py" -c 'import arviz'
-#        py=$(scripts/python_env.sh bench)     the same packages plus NumPyro and JAX (CPU), for scripts/bench
-# Installs python3-venv with apt-get if it is missing (as root), then the pinned packages
-# from PyPI into $HMC_CACHE/python-venv-<hash of the pins>; the second call only checks
-# that the environment imports. Environment: HMC_CACHE (default ~/.cache/hmc).
+#        py=$(scripts/python_env.sh arviz1)     ArviZ 1.x instead of 0.23 (needs a Python >= 3.12)
+#        py=$(scripts/python_env.sh bench)      the default packages plus NumPyro and JAX (CPU), for scripts/bench
+#        py=$(scripts/python_env.sh reference)  ArviZ 0.23 and arviz-stats 1.x side by side, for
+#                                               scripts/make_diagnostics_reference.py (needs a Python >= 3.12)
+# The default and bench sets use python3; it installs python3-venv with apt-get if that is
+# missing (as root). arviz1 and reference use the first Python >= 3.12 among $HMC_PYTHON312,
+# python3.12, python3.13, python3.14 and python3 on PATH and ~/.pyenv/versions/3.1[2-9]*;
+# with none, they exit with code 3 (a caller may skip). The pinned packages come from PyPI
+# into $HMC_CACHE/python-venv-<hash of the pins (and of the Python for arviz1, reference)>;
+# the second call only checks that the environment imports. Environment: HMC_CACHE
+# (default ~/.cache/hmc), HMC_PYTHON312 (the Python for arviz1 and reference).
 # Progress and errors go to stderr; the exit code is non-zero on failure.
 set -euo pipefail
 
 # ArviZ 0.23.4: the diagnostics of hmc were transcribed from it and are checked against it
-# (scripts/make_diagnostics_reference.py). ArviZ 1.x has another API (DataTree).
+# (scripts/make_diagnostics_reference.py), tail ESS excepted, which follows ArviZ 1.x.
 PINS=(arviz==0.23.4 netCDF4 xarray pandas numpy scipy)
 IMPORTS="arviz, netCDF4, xarray, pandas"
+BASE=python3
+# ArviZ 1.x (arviz-base, arviz-stats, arviz-plots; draws.nc opens as an xarray DataTree),
+# the version the tail ESS of summary.json follows and the python tests check it against.
+ARVIZ1=(arviz==1.3.0 arviz-base==1.3.1 arviz-stats==1.3.3 arviz-plots==1.3.2)
 # The set "bench" adds the peer that scripts/bench measures hmc against: NumPyro 0.22 (the
 # version of the figures in issue 9) on JAX's CPU wheels. It is a venv of its own (another
 # hash), so the default one of the python tests is not rebuilt for it.
 case ${1:-default} in
   default) ;;
   bench) PINS+=(numpyro==0.22.0 "jax[cpu]"); IMPORTS+=", jax, numpyro" ;;
-  *) echo "python_env: unknown package set '$1' (default, bench)" >&2; exit 2 ;;
+  arviz1) PINS=("${ARVIZ1[@]}" netCDF4 xarray pandas numpy scipy); IMPORTS+=", arviz_base, arviz_stats"; BASE=3.12 ;;
+  reference)
+    # arviz-stats without the arviz 1.x package: its module arviz_stats sits beside arviz 0.23.
+    PINS=(arviz==0.23.4 arviz-base==1.3.1 arviz-stats==1.3.3 numpy scipy)
+    IMPORTS="arviz, arviz_base, arviz_stats, scipy"; BASE=3.12 ;;
+  *) echo "python_env: unknown package set '$1' (default, arviz1, bench, reference)" >&2; exit 2 ;;
 esac
 
+say() { echo "python_env: $*" >&2; }
+
+# The first Python >= 3.12 that runs and has venv (a pyenv shim for a version that is
+# not selected exits non-zero, so every candidate is tried, not just looked up).
+find_python312() {
+  local c
+  local -a candidates=()
+  [[ -n ${HMC_PYTHON312:-} ]] && candidates+=("$HMC_PYTHON312")
+  candidates+=(python3.12 python3.13 python3.14 python3)
+  local pyenv=${PYENV_ROOT:-${HOME:-/root}/.pyenv}/versions
+  for c in "$pyenv"/3.1[2-9]*/bin/python3; do [[ -x $c ]] && candidates+=("$c"); done
+  for c in "${candidates[@]}"; do
+    if "$c" -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+      "$c" -c 'import sys; print(sys.executable)'
+      return 0
+    fi
+  done
+  return 1
+}
+
+extra=""
+if [[ $BASE == 3.12 ]]; then
+  if ! BASE=$(find_python312); then
+    say "no Python >= 3.12 found (tried \$HMC_PYTHON312, python3.12, python3.13, python3.14, python3 and" \
+      "${PYENV_ROOT:-~/.pyenv}/versions/3.1[2-9]*); set HMC_PYTHON312 to one"
+    exit 3
+  fi
+  extra=$("$BASE" -c 'import platform; print("python", platform.python_version())')
+fi
+
 CACHE=${HMC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hmc}
-tag=$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-12)
+tag=$({ printf '%s\n' "${PINS[@]}"; [[ -z $extra ]] || printf '%s\n' "$extra"; } | sha256sum | cut -c1-12)
 venv="$CACHE/python-venv-$tag"
 log="$CACHE/logs/python-venv.log"
 mkdir -p "$CACHE/logs"
 
-say() { echo "python_env: $*" >&2; }
-
 # .complete is written last: an environment whose install was cut off is made anew.
-if [[ -e "$venv/.complete" ]] && "$venv/bin/python" -c "import $IMPORTS" 2>/dev/null; then
+if [[ -e "$venv/.complete" ]] && "$venv/bin/python" -W ignore -c "import $IMPORTS" 2>/dev/null; then
   echo "$venv/bin/python"
   exit 0
 fi
 
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+if [[ $BASE == python3 ]] && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
   if ((EUID != 0)); then
     say "python3-venv is missing; install it (apt-get install python3-venv) and run again"; exit 1
   fi
@@ -48,15 +92,15 @@ if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
 fi
 
 start=$SECONDS
-say "creating $venv with ${PINS[*]} (log: $log)"
+say "creating $venv with ${PINS[*]}${extra:+ on $extra} (log: $log)"
 rm -rf "$venv"
-if ! { python3 -m venv "$venv" && "$venv/bin/pip" install --disable-pip-version-check -q "${PINS[@]}"; } \
+if ! { "$BASE" -m venv "$venv" && "$venv/bin/pip" install --disable-pip-version-check -q "${PINS[@]}"; } \
   >>"$log" 2>&1; then
   tail -20 "$log" >&2
   rm -rf "$venv"
   say "pip install failed"; exit 1
 fi
-"$venv/bin/python" -c "import $IMPORTS" || { say "the new environment does not import"; exit 1; }
+"$venv/bin/python" -W ignore -c "import $IMPORTS" || { say "the new environment does not import"; exit 1; }
 "$venv/bin/pip" freeze --disable-pip-version-check >"$venv/.complete"
 say "ready in $((SECONDS - start)) s"
 echo "$venv/bin/python"

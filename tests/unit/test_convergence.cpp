@@ -16,7 +16,8 @@
 #include <vector>
 
 // Reference values: tests/data/diagnostics_reference.json, written by
-// scripts/make_diagnostics_reference.py with ArviZ (see its header for the version).
+// scripts/make_diagnostics_reference.py with ArviZ 0.23 and, for ess_tail, ArviZ 1.x
+// (arviz-stats; the versions are in the JSON's "generator").
 
 namespace {
 
@@ -88,6 +89,40 @@ TEST(Convergence, MatchesArvizOnEveryReferenceCase) {
     expect_matches(dg::rhat_nested(x, c.at("superchains").get<int>()), e.at("rhat_nested"), name + " rhat_nested");
   }
   std::printf("[ convergence ] %zu cases, largest relative deviation from ArviZ: %.3g\n", cases.size(), worst_relative);
+}
+
+TEST(Convergence, TailEssIsArviz1sNotArviz0s) {
+  // The reference's ess_tail is ArviZ 1.x's (quantiles 1 - 0.89 and 0.89, numpy's
+  // rounding); ess_tail_arviz0 is ArviZ 0.23's default (0.05 and 0.95, scipy's
+  // rounding), which ess_quantile still reproduces. The two differ on most cases, so
+  // MatchesArvizOnEveryReferenceCase fails for a tail ESS computed the 0.23 way.
+  int differ = 0;
+  bool rounding_case = false;
+  for (const json& c : reference().at("cases")) {
+    const std::string name = c.at("name");
+    const Gathered g(c.at("draws"));
+    const dg::ChainDraws x = g.view();
+    const json& e = c.at("expected");
+    const double old_way = std::min(dg::ess_quantile(x, 0.05), dg::ess_quantile(x, 0.95));
+    expect_matches(old_way, e.at("ess_tail_arviz0"), name + " ArviZ 0.23's ess_tail");
+    if (!e.at("ess_tail").is_null() && !e.at("ess_tail_arviz0").is_null()) {
+      const double now = e.at("ess_tail"), then = e.at("ess_tail_arviz0");
+      if (std::fabs(now - then) > kRelTol * std::fabs(now)) ++differ;
+    }
+    // statistics() shares the sort and the selection: the same tail ESS, bit for bit.
+    if (!e.at("ess_tail").is_null()) EXPECT_EQ(dg::statistics(x).ess_tail, dg::ess_tail(x)) << name;
+    if (name == "threshold_rounding_3x167") {
+      // The thresholds at 0.11 and 0.89 in scipy's rounding (ArviZ 0.23's
+      // ess(method="tail", prob=0.89)) give another value here: numpy's rounding matters.
+      rounding_case = true;
+      const double scipy_rounding =
+          std::min(dg::ess_quantile(x, 1.0 - dg::kTailProb), dg::ess_quantile(x, dg::kTailProb));
+      const double ref = e.at("ess_tail");
+      EXPECT_GT(std::fabs(scipy_rounding - ref), 1e-3 * ref) << scipy_rounding << " vs " << ref;
+    }
+  }
+  EXPECT_GE(differ, 10) << "cases where ArviZ 1.x's and 0.23's tail ESS differ";
+  EXPECT_TRUE(rounding_case) << "the reference lacks threshold_rounding_3x167";
 }
 
 TEST(Convergence, EBfmiMatchesArviz) {

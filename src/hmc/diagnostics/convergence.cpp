@@ -19,7 +19,12 @@
 // Every statistic transcribes ArviZ 0.23.4 (arviz/stats/diagnostics.py: _rhat,
 // _rhat_rank, _ess, _ess_bulk, _ess_tail, _ess_mean, _ess_quantile, _mcse_mean,
 // _mcse_quantile, _bfmi, _z_scale, _split_chains; arviz/stats/stats_utils.py:
-// autocov, quantile), keeping its order of operations where rounding could show.
+// autocov, quantile), keeping its order of operations where rounding could show,
+// except tail ESS, which follows ArviZ 1.x (arviz_stats 1.3, base/diagnostics.py:
+// _DiagnosticsBase._ess_tail and _ess_quantile, called with prob =
+// rcParams["stats.ci_prob"] = 0.89 by base/dataarray.py's ess through
+// validate_ci_prob; base/core.py: _CoreBase.quantile, numpy's quantile). The other
+// functions named are the same in 1.x.
 // The algorithms themselves are those of Vehtari et al. (2021) and, for nested
 // R-hat, Margossian et al. (2024, arXiv:2110.13017), Eqs. (15)-(19) as numbered in
 // the version the posterior R package's rhat_nested cites.
@@ -337,6 +342,10 @@ double ess_of_indicator(const ChainDraws& x, double q) {
   return ess_of(split(x, [q](double v) { return v <= q ? 1.0 : 0.0; }));
 }
 
+/// The probabilities of tail ESS, as arviz_stats' _ess_tail orders a scalar prob:
+/// sorted((prob, 1 - prob)).
+constexpr double kTailLow = 1.0 - kTailProb, kTailHigh = kTailProb;
+
 /// The k-th smallest of `all` (reorders it).
 double order_statistic(std::vector<double>& all, std::size_t k) {
   std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
@@ -435,8 +444,8 @@ double ess_quantile(const ChainDraws& x, double prob) {
 double ess_tail(const ChainDraws& x) {
   if (not_valid(x, 1)) return kNaN;
   std::vector<double> all = flatten(x);
-  const double q_low = type7_quantile(all, 0.05, Type7::kScipy);
-  const double q_high = type7_quantile(all, 0.95, Type7::kScipy);
+  const double q_low = type7_quantile(all, kTailLow, Type7::kNumpyLerp);
+  const double q_high = type7_quantile(all, kTailHigh, Type7::kNumpyLerp);
   const double ess_low = ess_of_indicator(x, q_low);
   const double ess_high = ess_of_indicator(x, q_high);
   return ess_high < ess_low ? ess_high : ess_low;  // Python's min(low, high)
@@ -487,11 +496,13 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
 
   // One split, one sort, one table of normal scores, shared by every statistic. The
   // work runs as two tasks: A sorts the split draws, then rank-normalises them (in
-  // place, once B is done with them) for R-hat; B computes the four ESS (mean, the
-  // two quantile indicators, bulk), waiting for A's sort (the quantiles) and bulk
-  // ranks. With an even number of draws per chain the split draws are all the
-  // draws, so the sort gives the order statistics too; with an odd number, they
-  // come from selection. Peak scratch: about 40 bytes per draw.
+  // place, once B is done with them) for R-hat, then computes the two ESS of tail
+  // ESS; B computes four ESS (mean, the two indicators of the quantile MCSEs, bulk),
+  // waiting for A's sort (the quantiles, all four thresholds found by B: the
+  // selection of the odd case reorders `all`) and bulk ranks. With an even number of
+  // draws per chain the split draws are all the draws, so the sort gives the order
+  // statistics too; with an odd number, they come from selection. Peak scratch:
+  // about 40 bytes per draw.
   Workspace local;
   Workspace::Impl& w = (workspace != nullptr ? workspace : &local)->impl();
   const PoolScope scope(w.pool);
@@ -503,7 +514,8 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
   std::vector<double> all;  // odd draws: all draws, for selection
   if (!even) all = flatten(x);
   const auto kth = [&](std::size_t k) { return even ? sorted.value(k) : order_statistic(all, k); };
-  double rhat_bulk = kNaN, rhat_tail = kNaN, ess_low = kNaN, ess_high = kNaN;
+  double rhat_bulk = kNaN, rhat_tail = kNaN, ess_low = kNaN, ess_high = kNaN;  // ess_*: the MCSE quantiles
+  double tail_q_low = kNaN, tail_q_high = kNaN, tail_low = kNaN, tail_high = kNaN;
 
   const auto a_sort = [&] { sorted = sort_with_index(z.v); };
   const auto a_bulk = [&] {
@@ -520,13 +532,21 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
     st.ess_mean = ess_of(z);
     st.mcse_mean = std::sqrt(variance_of_all(x)) / std::sqrt(st.ess_mean);
   };
-  const auto b_tail = [&] {
+  const auto b_thresholds = [&] {
+    tail_q_low = type7_quantile(n, kTailLow, Type7::kNumpyLerp, kth);
+    tail_q_high = type7_quantile(n, kTailHigh, Type7::kNumpyLerp, kth);
+  };
+  const auto b_quantiles = [&] {
     ess_low = ess_of_indicator(x, type7_quantile(n, 0.05, Type7::kScipy, kth));
     ess_high = ess_of_indicator(x, type7_quantile(n, 0.95, Type7::kScipy, kth));
   };
+  const auto a_tail_ess = [&] {
+    tail_low = ess_of_indicator(x, tail_q_low);
+    tail_high = ess_of_indicator(x, tail_q_high);
+  };
   const auto b_bulk = [&] { st.ess_bulk = ess_of(z); };
 
-  Latch sorted_ready, z_free, bulk_ready;
+  Latch sorted_ready, z_free, bulk_ready, thresholds_ready;
   run_pair(
       [&] {
         try {
@@ -541,6 +561,8 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
           throw;
         }
         a_tail();
+        if (!thresholds_ready.wait()) throw std::runtime_error("statistics: the other task failed");
+        a_tail_ess();
       },
       [&] {
         try {
@@ -548,24 +570,37 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
           z_free.set();
         } catch (...) {
           z_free.set(false);
+          thresholds_ready.set(false);
           throw;
         }
-        if (!sorted_ready.wait()) return;
-        b_tail();
+        if (!sorted_ready.wait()) {
+          thresholds_ready.set(false);
+          return;
+        }
+        try {
+          b_thresholds();
+          thresholds_ready.set();
+        } catch (...) {
+          thresholds_ready.set(false);
+          throw;
+        }
+        b_quantiles();
         if (!bulk_ready.wait()) return;
         b_bulk();
       },
       [&] {
         b_mean();
         a_sort();
-        b_tail();
+        b_thresholds();
+        b_quantiles();
         a_bulk();
         a_tail();
+        a_tail_ess();
         b_bulk();
       });
 
-  st.rhat = rhat_tail > rhat_bulk ? rhat_tail : rhat_bulk;  // Python's max(bulk, tail)
-  st.ess_tail = ess_high < ess_low ? ess_high : ess_low;    // Python's min(low, high)
+  st.rhat = rhat_tail > rhat_bulk ? rhat_tail : rhat_bulk;    // Python's max(bulk, tail)
+  st.ess_tail = tail_high < tail_low ? tail_high : tail_low;  // Python's min(low, high)
   const double probs[2] = {0.05, 0.95}, ess_q[2] = {ess_low, ess_high};
   std::size_t positions[2][2];
   // The bisections for the Beta quantiles are independent: two blocks.

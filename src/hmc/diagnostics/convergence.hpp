@@ -2,13 +2,15 @@
 /// \file
 /// \brief Convergence diagnostics of one parameter across many chains (host).
 ///
-/// Each particle of the ensemble is a chain. The statistics follow ArviZ 0.23
-/// (`arviz.stats.diagnostics`) operation by operation, so they agree with
-/// `arviz.rhat(method="rank")`, `arviz.ess(method="bulk"|"tail"|"mean")`,
-/// `arviz.mcse(method="mean"|"quantile")` and `arviz.bfmi` to rounding
-/// (tests/unit/test_convergence.cpp checks 1e-6 relative against
-/// tests/data/diagnostics_reference.json, written by
-/// scripts/make_diagnostics_reference.py). The methods are those of Vehtari,
+/// Each particle of the ensemble is a chain. The statistics follow ArviZ
+/// operation by operation, so they agree with `arviz.rhat(method="rank")`,
+/// `arviz.ess(method="bulk"|"tail"|"mean")`, `arviz.mcse(method="mean"|"quantile")`
+/// and `arviz.bfmi` to rounding (tests/unit/test_convergence.cpp checks 1e-6
+/// relative against tests/data/diagnostics_reference.json, written by
+/// scripts/make_diagnostics_reference.py). R-hat, bulk ESS, the ESS of the mean, the
+/// MCSEs and E-BFMI are the same in ArviZ 0.23 (`arviz.stats.diagnostics`) and 1.x
+/// (arviz_stats `base/diagnostics.py`). Tail ESS follows ArviZ 1.x, whose default
+/// quantiles differ from 0.23's (ess_tail below). The methods are those of Vehtari,
 /// Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization, folding, and
 /// localization: an improved R-hat for assessing convergence of MCMC", Bayesian
 /// Analysis 16(2):667–718:
@@ -31,9 +33,11 @@
 /// per pair of split chains one complex FFT of the smallest power-of-two length
 /// ≥ 2n, n the split-chain length. `statistics()` computes all of them at once and
 /// shares the split, the sort, the rank normalisation and the quantile indicators
-/// (one sort and four FFT passes per parameter instead of three sorts and six
-/// passes). The heavy steps run on the host's OpenMP threads (omp_get_max_threads(),
-/// serial without OpenMP) in blocks whose results are combined in a fixed order, so
+/// (one sort and six FFT passes per parameter, for the mean, the bulk and four
+/// quantile indicators: 0.11 and 0.89 for tail ESS, 0.05 and 0.95 for the quantile
+/// MCSEs; the functions one by one sort twice and take seven passes). The heavy
+/// steps run on the host's OpenMP threads (omp_get_max_threads(), serial without
+/// OpenMP) in blocks whose results are combined in a fixed order, so
 /// every statistic is bitwise the same whatever the number of threads. Scratch
 /// memory is about 50 bytes per draw, allocated per call; calls share no state
 /// (thread-safe) and are deterministic.
@@ -70,8 +74,18 @@ double rhat(const ChainDraws& x);
 /// `arviz.ess(method="bulk")`.
 double ess_bulk(const ChainDraws& x);
 
-/// \brief Tail ESS: min of the ESS of the indicators x ≤ q05 and x ≤ q95
-/// (split chains; type-7 quantiles of all draws) — `arviz.ess(method="tail")`.
+/// \brief The probability of the central interval whose ends tail ESS looks at:
+/// ArviZ 1.x's `rcParams["stats.ci_prob"]`, the default `prob` of
+/// `arviz_stats.ess(method="tail")` and the one `arviz.summary` uses.
+inline constexpr double kTailProb = 0.89;
+
+/// \brief Tail ESS as ArviZ 1.x computes it (`arviz.ess(method="tail")`, the
+/// `ess_tail` of `arviz.summary`): min of the ESS of the indicators x ≤ q_lo and
+/// x ≤ q_hi (split chains), q the type-7 quantiles of all draws in numpy's rounding
+/// (Type7::kNumpyLerp) at 1 − kTailProb (0.10999999999999999) and kTailProb.
+/// ArviZ 0.23's default takes 0.05 and 0.95 (in scipy's rounding); its
+/// `arviz.ess(method="tail", prob=0.89)` is this value but where a quantile falls
+/// between two equal draws (ess_quantile).
 double ess_tail(const ChainDraws& x);
 
 /// \brief ESS of the mean: ESS of the split chains themselves —
@@ -79,7 +93,11 @@ double ess_tail(const ChainDraws& x);
 double ess_mean(const ChainDraws& x);
 
 /// \brief ESS of the quantile indicator x ≤ q_prob (split chains) —
-/// `arviz.ess(method="quantile", prob=prob)`.
+/// `arviz.ess(method="quantile", prob=prob)` of ArviZ 0.23: q_prob in scipy's
+/// rounding (Type7::kScipy), as mcse_quantile transcribes it. ArviZ 1.x takes numpy's
+/// (Type7::kNumpyLerp): the same indicator, except where q_prob falls between two
+/// equal draws (a rejected transition repeats its draw), for which numpy gives that
+/// draw and scipy can give a value an ulp below, leaving both out.
 double ess_quantile(const ChainDraws& x, double prob);
 
 /// \brief MCSE of the mean: sd(all draws, ddof 1) / √ess_mean —
