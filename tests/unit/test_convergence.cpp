@@ -110,7 +110,9 @@ TEST(Convergence, TailEssIsArviz1sNotArviz0s) {
       if (std::fabs(now - then) > kRelTol * std::fabs(now)) ++differ;
     }
     // statistics() shares the sort and the selection: the same tail ESS, bit for bit.
-    if (!e.at("ess_tail").is_null()) EXPECT_EQ(dg::statistics(x).ess_tail, dg::ess_tail(x)) << name;
+    if (!e.at("ess_tail").is_null()) {
+      EXPECT_EQ(dg::statistics(x).ess_tail, dg::ess_tail(x)) << name;
+    }
     if (name == "threshold_rounding_3x167") {
       // The thresholds at 0.11 and 0.89 in scipy's rounding (ArviZ 0.23's
       // ess(method="tail", prob=0.89)) give another value here: numpy's rounding matters.

@@ -3,8 +3,9 @@
 /// \brief Posterior summaries and convergence diagnostics of a run's stored draws
 /// (host, rank 0). Each particle is one chain.
 ///
-/// mean, sd, quantiles (type 7) pool all draws. R-hat, ESS and the MCSEs of the mean
-/// and of the 5%/95% quantiles follow Vehtari et al. (2021) as ArviZ computes them;
+/// mean, sd, quantiles (type 7) pool all draws. R-hat, ESS (the tail ESS at ArviZ 1.x's
+/// 0.11/0.89 quantiles) and the MCSEs of the mean and of the 5%/95% quantiles follow
+/// Vehtari et al. (2021) as ArviZ computes them;
 /// nested R-hat follows Margossian et al. (2024) (diagnostics/convergence.hpp).
 /// MCSE of the sd ("particle batch means"): the particles are independent chains, so
 /// with v_i the mean squared deviation of particle i's draws about the ensemble mean,
