@@ -7,6 +7,9 @@
 set -uo pipefail
 : "${HMC:?}" "${HMC_SOURCE_DIR:?}"
 work=$(mktemp -d)
+# NumPyro's compiled loops persist between runs (scripts/numpyro_bench.py): the second run
+# of this test skips most of JAX's compilation.
+export HMC_JAX_CACHE=${HMC_JAX_CACHE:-${HMC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hmc}/jax-cache}
 trap 'rm -rf "$work"' EXIT
 failures=0
 
