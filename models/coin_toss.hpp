@@ -77,10 +77,16 @@ struct CoinToss {
   // ---- host: config and data ------------------------------------------------
 
   static keys::Keys config_keys() {
-    return {keys::number("/model/priors/a").positive().at_most(1e8).default_(1.0).doc(
-                "Beta prior a (pseudo-heads), the same for every coin"),
-            keys::number("/model/priors/b").positive().at_most(1e8).default_(1.0).doc(
-                "Beta prior b (pseudo-tails), the same for every coin")};
+    return {keys::number("/model/priors/a")
+                .positive()
+                .at_most(1e8)
+                .default_(1.0)
+                .doc("Beta prior a (pseudo-heads), the same for every coin"),
+            keys::number("/model/priors/b")
+                .positive()
+                .at_most(1e8)
+                .default_(1.0)
+                .doc("Beta prior b (pseudo-tails), the same for every coin")};
   }
 
   /// Per coin (heads, tails) from `{"tosses": [[...], ...]}` or keys c1, c2, ... (in

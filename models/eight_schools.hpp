@@ -29,14 +29,13 @@
 namespace hmc::models {
 
 struct EightSchools : model::AutodiffModel<EightSchools> {
-
-  int schools = 0;               ///< J
-  VectorView y;                  ///< observed effect per school
-  VectorView sigma;              ///< its standard error
+  int schools = 0;         ///< J
+  VectorView y;            ///< observed effect per school
+  VectorView sigma;        ///< its standard error
   double mu_loc = 0.0;     ///< prior location of mu (/model/priors/mu_loc)
   double mu_scale = 0.0;   ///< prior scale of mu (/model/priors/mu_scale)
   double tau_scale = 0.0;  ///< half-Cauchy scale of tau (/model/priors/tau_scale)
-  double log_const = 0.0;        ///< every normalising constant, summed on the host
+  double log_const = 0.0;  ///< every normalising constant, summed on the host
 
   KOKKOS_INLINE_FUNCTION int dim() const { return 2 + schools; }
   int num_params() const { return 2 + schools; }
@@ -90,8 +89,10 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
   static keys::Keys config_keys() {
     return {
         keys::number("/model/priors/mu_loc").default_(0.0).doc("mean of the Normal prior on the population mean mu"),
-        keys::number("/model/priors/mu_scale").positive().default_(5.0).doc(
-            "standard deviation of the Normal prior on mu"),
+        keys::number("/model/priors/mu_scale")
+            .positive()
+            .default_(5.0)
+            .doc("standard deviation of the Normal prior on mu"),
         keys::number("/model/priors/tau_scale")
             .positive()
             .default_(5.0)
@@ -101,7 +102,8 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
   static EightSchools from_config(const nlohmann::json& model, const nlohmann::json& data) {
     const keys::Data d(data, "eight_schools");
     const auto ys = d.numbers("y");
-    const auto sigmas = d.numbers("sigma", [](double s) { return s > 0.0; }, "> 0");
+    const auto sigmas = d.numbers(
+        "sigma", [](double s) { return s > 0.0; }, "> 0");
     d.same_length("y", ys.size(), "sigma", sigmas.size());
     d.optional_count("J", ys.size(), "y");
     const keys::Values v(model, config_keys());

@@ -103,8 +103,10 @@ struct HarmonicOscillator {
             keys::matrix("/model/precision")
                 .allowed("D x D, symmetric (to a relative 1e-12), positive definite")
                 .doc("full precision matrix K, used instead of `spring_constants`"),
-            keys::numbers("/model/centres").default_doc("all 0").allowed("D elements").doc(
-                "centre c_i of each coordinate")};
+            keys::numbers("/model/centres")
+                .default_doc("all 0")
+                .allowed("D elements")
+                .doc("centre c_i of each coordinate")};
   }
 
   static HarmonicOscillator from_config(const nlohmann::json& model, const nlohmann::json& /*data*/) {

@@ -38,8 +38,8 @@ namespace hmc::models {
 
 struct LinearAcceleration {
   // Priors (from_config sets them from /model/priors; the defaults are config_keys()').
-  double h_lo = 0, h_hi = 0;  ///< h ~ Uniform(h_lo, h_hi)
-  double v_lo = 0, v_hi = 0;  ///< v0 ~ Uniform(v_lo, v_hi)
+  double h_lo = 0, h_hi = 0;    ///< h ~ Uniform(h_lo, h_hi)
+  double v_lo = 0, v_hi = 0;    ///< v0 ~ Uniform(v_lo, v_hi)
   double g_mean = 0, g_sd = 0;  ///< g ~ Normal(g_mean, g_sd)
   double sigma_scale = 0;       ///< σ ~ HalfNormal(sigma_scale) when estimated
   // Noise.
@@ -159,14 +159,18 @@ struct LinearAcceleration {
             .positive()
             .default_(10.0)
             .doc("scale of the half-normal prior on σ; used only with `/model/estimate_sigma`"),
-        keys::number("/model/sigma").positive().default_(3.0).doc(
-            "the known noise sd σ (the standard data was simulated with σ = 3); ignored with `/model/estimate_sigma`"),
+        keys::number("/model/sigma")
+            .positive()
+            .default_(3.0)
+            .doc("the known noise sd σ (the standard data was simulated with σ = 3); ignored with "
+                 "`/model/estimate_sigma`"),
         keys::boolean("/model/estimate_sigma")
             .default_(false)
             .doc("`true`: σ is a fourth parameter, `sigma`, with the half-normal prior"),
         keys::boolean("/model/half_g")
             .default_(false)
-            .doc("`false`: the mean is h + v0·t + g·t² (the benchmark's parametrisation); `true`: h + v0·t + ½·g·t², so g "
+            .doc("`false`: the mean is h + v0·t + g·t² (the benchmark's parametrisation); `true`: h + v0·t + ½·g·t², "
+                 "so g "
                  "is the physical acceleration"),
     };
   }

@@ -33,6 +33,8 @@ KOKKOS_VERSION=3.4.1
 # Always needed to build and run hmc and its tests.
 BASE_PACKAGES=(cmake make g++ openmpi-bin libopenmpi-dev libcli11-dev
   nlohmann-json3-dev libspdlog-dev libgtest-dev libnetcdf-dev)
+# Only needed for the tests: the format check (tests/format) compares with clang-format 14.
+TEST_PACKAGES=(clang-format)
 # Only needed when Kokkos is built from Debian's trilinos source package.
 KOKKOS_FETCH_PACKAGES=(dpkg-dev xz-utils ca-certificates)
 KOKKOS_CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_LIBDIR=lib
@@ -326,6 +328,7 @@ configure_and_build() {
 
 # ------------------------------------------------------------------- main ---
 ensure_packages "${BASE_PACKAGES[@]}"
+if [[ $want_tests == ON ]]; then ensure_packages "${TEST_PACKAGES[@]}"; fi
 resolve_kokkos
 if ((deps_only)); then exit 0; fi
 configure_and_build

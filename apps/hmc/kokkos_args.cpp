@@ -21,14 +21,22 @@ struct KokkosOption {
 };
 
 constexpr KokkosOption kKokkosOptions[] = {
-    {"--kokkos-threads", KokkosValue::kPositive},       {"--kokkos-num-threads", KokkosValue::kPositive},
-    {"--kokkos-numa", KokkosValue::kPositive},          {"--kokkos-device", KokkosValue::kNonNegative},
-    {"--kokkos-device-id", KokkosValue::kNonNegative},  {"--kokkos-ndevices", KokkosValue::kDevices},
-    {"--kokkos-num-devices", KokkosValue::kDevices},    {"--kokkos-skip-device", KokkosValue::kNonNegative},
-    {"--kokkos-map-device-id-by", KokkosValue::kMapBy}, {"--kokkos-disable-warnings", KokkosValue::kNone},
-    {"--kokkos-tune-internals", KokkosValue::kNone},    {"--kokkos-print-configuration", KokkosValue::kNone},
-    {"--kokkos-help", KokkosValue::kNone},              {"--kokkos-tools-help", KokkosValue::kNone},
-    {"--kokkos-tools-library", KokkosValue::kText},     {"--kokkos-tools-libs", KokkosValue::kText},
+    {"--kokkos-threads", KokkosValue::kPositive},
+    {"--kokkos-num-threads", KokkosValue::kPositive},
+    {"--kokkos-numa", KokkosValue::kPositive},
+    {"--kokkos-device", KokkosValue::kNonNegative},
+    {"--kokkos-device-id", KokkosValue::kNonNegative},
+    {"--kokkos-ndevices", KokkosValue::kDevices},
+    {"--kokkos-num-devices", KokkosValue::kDevices},
+    {"--kokkos-skip-device", KokkosValue::kNonNegative},
+    {"--kokkos-map-device-id-by", KokkosValue::kMapBy},
+    {"--kokkos-disable-warnings", KokkosValue::kNone},
+    {"--kokkos-tune-internals", KokkosValue::kNone},
+    {"--kokkos-print-configuration", KokkosValue::kNone},
+    {"--kokkos-help", KokkosValue::kNone},
+    {"--kokkos-tools-help", KokkosValue::kNone},
+    {"--kokkos-tools-library", KokkosValue::kText},
+    {"--kokkos-tools-libs", KokkosValue::kText},
     {"--kokkos-tools-args", KokkosValue::kText},
 };
 
@@ -62,7 +70,8 @@ std::string check_kokkos_option(const std::string& arg) {
         break;
       case KokkosValue::kDevices: {
         const auto comma = value.find(',');
-        ok = parse_int(value.substr(0, comma), 1) && (comma == std::string::npos || parse_int(value.substr(comma + 1), 0));
+        ok = parse_int(value.substr(0, comma), 1) &&
+             (comma == std::string::npos || parse_int(value.substr(comma + 1), 0));
         want = "N or N,SKIP (integers)";
         break;
       }

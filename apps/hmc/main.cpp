@@ -162,9 +162,8 @@ int run_app(const MpiContext& mpi, int argc, char** argv, services::Request requ
   if (diagnose->parsed() || summary->parsed()) services::restore_default_signal_handlers();
   if (summary->parsed()) return mpi.root() ? services::print_summary(summary_dir, summary_format) : hmc::kExitOk;
   if (resume->parsed()) {
-    return services::guarded(mpi, [&] {
-      return run(mpi, services::resume_spec(mpi, resume_dir, opt.run.t0, hmc::models::model_names()));
-    });
+    return services::guarded(
+        mpi, [&] { return run(mpi, services::resume_spec(mpi, resume_dir, opt.run.t0, hmc::models::model_names())); });
   }
   if (opt.run.config.empty()) {
     if (mpi.root()) {

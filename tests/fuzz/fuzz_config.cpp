@@ -16,18 +16,19 @@
 /// Kokkos abort.
 
 #include "framing.hpp"
-#include "hmc/io/config.hpp"
 #include "hmc/core/errors.hpp"
-#include "hmc/io/json_text.hpp"
+#include "hmc/io/config.hpp"
 #include "hmc/io/draw_writer.hpp"
+#include "hmc/io/json_text.hpp"
 #include "hmc/io/run_config.hpp"
-#include "hmc/services/prepare.hpp"
 #include "hmc/services/preflight.hpp"
+#include "hmc/services/prepare.hpp"
 #include "hmc/services/resources.hpp"
 #include "hmc/services/run_spec.hpp"
 #include "registry.hpp"
 
 #include <Kokkos_Core.hpp>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 

@@ -10,8 +10,8 @@
 #include "hmc/model/concept.hpp"
 #include "hmc/model/gradient_check.hpp"
 #include "hmc/sampler/run.hpp"
-#include "support/in_memory.hpp"
 #include "logistic_regression.hpp"
+#include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

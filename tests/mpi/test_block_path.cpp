@@ -23,11 +23,10 @@ namespace {
 using nlohmann::json;
 
 json small_run() {
-  return {{"model",
-           {{"name", "harmonic_oscillator"}, {"precision", {{2, 0.3}, {0.3, 1}}}, {"centres", {1, -1}}}},
+  return {{"model", {{"name", "harmonic_oscillator"}, {"precision", {{2, 0.3}, {0.3, 1}}}, {"centres", {1, -1}}}},
           // 37 particles: not a multiple of 2 or 4, so the ranks' blocks differ in size.
-          {"sampler", {{"particles", 37}, {"warmup", 20}, {"draws", 30}, {"thin", 3}, {"step_size", 0.2},
-                       {"leapfrog_steps", 5}}},
+          {"sampler",
+           {{"particles", 37}, {"warmup", 20}, {"draws", 30}, {"thin", 3}, {"step_size", 0.2}, {"leapfrog_steps", 5}}},
           {"seed", 99},
           // Blocks of 4 draws: 10 recorded draws make three blocks, the last one short.
           {"output", {{"flush_every", 4}, {"formats", "netcdf"}}}};

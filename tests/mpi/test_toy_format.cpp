@@ -73,7 +73,7 @@ TEST(MpiToyFormat, ARunWritesTheFormatsItIsGiven) {
   std::vector<std::string> names;
   for (std::string name, sum; toy >> name >> sum;) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"p[1]", "p[2]", "lp", "acceptance_rate", "step_size", "n_steps",
-                                              "diverging", "energy"}));
+                                             "diverging", "energy"}));
   EXPECT_TRUE(std::ifstream(dir.path() + "/out/draws.csv").good());
   EXPECT_FALSE(std::ifstream(dir.path() + "/out/draws.nc").good());  // not asked for
 

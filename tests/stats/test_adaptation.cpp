@@ -6,8 +6,8 @@
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
-#include "support/in_memory.hpp"
 #include "registry.hpp"
+#include "support/in_memory.hpp"
 #include "support/moments.hpp"
 
 #include <gtest/gtest.h>
@@ -131,7 +131,8 @@ TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
 
 // The shipped coin-toss config, adaptation on as it ships, against Beta(1 + heads, 1 + tails).
 TEST(Adaptation, CoinTossDefaultConfigMatchesBeta) {
-  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {}, hmc::models::catalog());
+  const auto resolved =
+      hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {}, hmc::models::catalog());
   auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/coin_toss.json should adapt";
   const auto model = hmc::models::CoinToss::from_config(resolved.config["model"], resolved.data);

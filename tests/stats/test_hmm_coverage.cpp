@@ -8,8 +8,8 @@
 // that shifts the posterior by more than about one posterior sd is caught.
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/run.hpp"
-#include "support/in_memory.hpp"
 #include "hmm.hpp"
+#include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

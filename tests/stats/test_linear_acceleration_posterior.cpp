@@ -11,9 +11,9 @@
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
-#include "support/in_memory.hpp"
 #include "linear_acceleration.hpp"
 #include "registry.hpp"
+#include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -164,7 +164,8 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
 
 // The shipped config as it ships: adaptation on (diag metric, ChEES), its own start.
 TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) {
-  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {}, hmc::models::catalog());
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {},
+                                                hmc::models::catalog());
   const auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/linear_acceleration.json should adapt";
   const auto model = hmc::models::LinearAcceleration::from_config(resolved.config["model"], resolved.data);

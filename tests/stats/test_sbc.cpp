@@ -4,8 +4,8 @@
 #include "coin_toss.hpp"
 #include "hmc/model/transforms.hpp"
 #include "hmc/sampler/run.hpp"
-#include "support/in_memory.hpp"
 #include "linear_acceleration.hpp"
+#include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -32,8 +32,7 @@ inline std::vector<std::vector<double>> random_points(int n, int d, double radiu
 /// density is finite, and log_density and the value log_density_gradient returns agree
 /// to relative 1e-12.
 template <class Model>
-void expect_gradient_matches(const Model& model, int n_points, double radius, unsigned seed,
-                             double tolerance = 1e-6) {
+void expect_gradient_matches(const Model& model, int n_points, double radius, unsigned seed, double tolerance = 1e-6) {
   const int d = model.dim();
   const auto r = model::check_gradient(model, to_device(random_points(n_points, d, radius, seed)));
   for (int i = 0; i < n_points; ++i) {

@@ -126,12 +126,23 @@ class LocalDrawsSource : public hmc::DrawSource {
     }
     const LocalDraws::HostStats* v = nullptr;
     switch (column - params) {
-      case hmc::kStatLp: v = &all_.lp; break;
-      case hmc::kStatAccept: v = &all_.accept_prob; break;
-      case hmc::kStatSteps: v = &all_.n_leapfrog; break;
-      case hmc::kStatDiverging: v = &all_.divergent; break;
-      case hmc::kStatEnergy: v = &all_.energy; break;
-      default: break;  // kStatStepSize
+      case hmc::kStatLp:
+        v = &all_.lp;
+        break;
+      case hmc::kStatAccept:
+        v = &all_.accept_prob;
+        break;
+      case hmc::kStatSteps:
+        v = &all_.n_leapfrog;
+        break;
+      case hmc::kStatDiverging:
+        v = &all_.divergent;
+        break;
+      case hmc::kStatEnergy:
+        v = &all_.energy;
+        break;
+      default:
+        break;  // kStatStepSize
     }
     const bool present = v != nullptr && static_cast<std::int64_t>(v->extent(0)) >= p1 &&
                          static_cast<std::int64_t>(v->extent(1)) == draws;
@@ -147,8 +158,8 @@ class LocalDrawsSource : public hmc::DrawSource {
 
 /// \brief One summary per parameter of in-memory draws, all draws (no cap).
 inline std::vector<hmc::diagnostics::ParameterSummary> summarize(const LocalDraws& all,
-                                                                  const std::vector<std::string>& names,
-                                                                  int superchains = 0) {
+                                                                 const std::vector<std::string>& names,
+                                                                 int superchains = 0) {
   const LocalDrawsSource source(all, names);
   hmc::diagnostics::SummaryOptions options;
   options.superchains = superchains;

@@ -1,8 +1,8 @@
 // Config validation: every failure is one line naming the key; defaults are filled;
 // --set values are typed; docs/config.md documents every key.
+#include "hmc/core/errors.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
-#include "hmc/core/errors.hpp"
 #include "hmc/keys/key.hpp"
 #include "registry.hpp"
 
@@ -21,9 +21,7 @@ using nlohmann::json;
 
 json minimal() { return {{"model", {{"name", "coin_toss"}, {"data", {{"tosses", {{1, 0}}}}}}}}; }
 
-void validate(json& c) {
-  hmc::io::validate_config(c, hmc::models::catalog(), "/nonexistent");
-}
+void validate(json& c) { hmc::io::validate_config(c, hmc::models::catalog(), "/nonexistent"); }
 
 std::string config_error(json c) {
   try {
@@ -187,7 +185,8 @@ std::map<std::string, std::string> doc_sections(const std::string& text) {
   while (at != std::string::npos) {
     const std::size_t name_end = text.find('\n', at + 4);
     const std::size_t next = text.find("\n## ", name_end);
-    out[text.substr(at + 4, name_end - at - 4)] = text.substr(name_end, next == std::string::npos ? next : next - name_end);
+    out[text.substr(at + 4, name_end - at - 4)] =
+        text.substr(name_end, next == std::string::npos ? next : next - name_end);
     at = next;
   }
   return out;
@@ -222,7 +221,8 @@ TEST(Docs, ModelSectionsAreTheRegistry) {
     sections.erase(m.name);
   }
   sections.erase("Adding a model");
-  for (const auto& [name, text] : sections) ADD_FAILURE() << "docs/models.md: section \"## " << name << "\" is no model";
+  for (const auto& [name, text] : sections)
+    ADD_FAILURE() << "docs/models.md: section \"## " << name << "\" is no model";
   // The table at the top: one row per model, no more.
   std::size_t rows = 0;
   std::stringstream in(doc.substr(0, doc.find("\n## ")));

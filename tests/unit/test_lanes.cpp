@@ -4,11 +4,11 @@
 // tolerance, decisions (accepted or not, divergent or not, steps) exactly.
 #include "coin_toss.hpp"
 #include "harmonic_oscillator.hpp"
-#include "hmm.hpp"
-#include "linear_acceleration.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/metric.hpp"
+#include "hmm.hpp"
+#include "linear_acceleration.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -85,8 +85,7 @@ EnsembleState start(const Model& m, int n, const std::vector<double>& centre, do
   const auto sq = s.q, sg = s.grad;
   const auto lp = s.lp;
   Kokkos::parallel_for(
-      "test::lanes_start", Kokkos::RangePolicy<hmc::ExecSpace>(0, n),
-      KOKKOS_LAMBDA(const int i) {
+      "test::lanes_start", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
         lp(i) = hmc::model::log_density_gradient(m, hmc::row(sq, i), hmc::row(sg, i), s.scratch(i));
       });
   Kokkos::fence();
@@ -105,7 +104,8 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
     if (!c.dense) {
       sigma[i] = 0.5 + 0.1 * i;
     } else {
-      for (int j = 0; j < d; ++j) sigma[i * d + j] = i == j ? 1.0 + 0.1 * i : 0.1 / ((1.0 + std::abs(i - j)) * (1.0 + std::abs(i - j)));
+      for (int j = 0; j < d; ++j)
+        sigma[i * d + j] = i == j ? 1.0 + 0.1 * i : 0.1 / ((1.0 + std::abs(i - j)) * (1.0 + std::abs(i - j)));
     }
   }
   hmc::VectorView centre;
@@ -173,7 +173,8 @@ int expect_same(const Model& m, int n, const std::vector<double>& centre, double
   expect_close(a.draws, b.draws, 1e-9, "draws");
   const auto q0 = flat(s.q);
   int moved = 0;
-  for (int i = 0; i < n; ++i) moved += a.q[static_cast<std::size_t>(i) * m.dim()] != q0[static_cast<std::size_t>(i) * m.dim()];
+  for (int i = 0; i < n; ++i)
+    moved += a.q[static_cast<std::size_t>(i) * m.dim()] != q0[static_cast<std::size_t>(i) * m.dim()];
   return moved;
 }
 
@@ -265,7 +266,8 @@ TEST(Lanes, HmmGaussianMatchesTheScalarKernel) {
   json ys = json::array();
   for (int s = 0; s < 2; ++s) {
     json seq = json::array();
-    for (int t = 0; t < 150 + 40 * s; ++t) seq.push_back((t / 9 + s) % 2 == 0 ? -1.0 + 0.3 * std::sin(t) : 2.0 + 0.4 * std::cos(t));
+    for (int t = 0; t < 150 + 40 * s; ++t)
+      seq.push_back((t / 9 + s) % 2 == 0 ? -1.0 + 0.3 * std::sin(t) : 2.0 + 0.4 * std::cos(t));
     ys.push_back(seq);
   }
   const auto m = hmc::models::Hmm::from_config(

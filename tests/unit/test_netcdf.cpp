@@ -20,12 +20,12 @@
 
 namespace {
 
-using hmc::RunError;
 using hmc::MemorySource;
-using hmc::io::NetcdfOptions;
-using hmc::io::NetcdfSource;
+using hmc::RunError;
 using hmc::Section;
 using hmc::StoreLayout;
+using hmc::io::NetcdfOptions;
+using hmc::io::NetcdfSource;
 
 std::string temp_path(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -1,10 +1,9 @@
 // CSV and results writers over a DrawSource.
-#include "hmc/io/results.hpp"
-
-#include "hmc/diagnostics/convergence.hpp"
-#include "hmc/diagnostics/summary.hpp"
 #include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/diagnostics/convergence.hpp"
+#include "hmc/diagnostics/summary.hpp"
+#include "hmc/io/results.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -34,8 +33,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int serial = 0;
-    path = fs::temp_directory_path() /
-           ("hmc_test_results_" + std::to_string(::getpid()) + "_" + std::to_string(serial++));
+    path =
+        fs::temp_directory_path() / ("hmc_test_results_" + std::to_string(::getpid()) + "_" + std::to_string(serial++));
     fs::create_directories(path);
   }
   ~TempDir() {

@@ -1,21 +1,20 @@
 // The tile store and checkpoint files: what a resumed run reads back.
+#include "hmc/core/errors.hpp"
 #include "hmc/io/checkpoint.hpp"
 #include "hmc/io/checksum.hpp"
-#include "hmc/core/errors.hpp"
 #include "hmc/io/tile_store.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace {
 
@@ -175,7 +174,8 @@ TEST(Checksum, DependsOnBytesNotOnHowTheyArrive) {
   std::string text = "the quick brown fox jumps over the lazy dog, twice over";
   hmc::io::Checksum whole, pieces;
   whole.update(text.data(), text.size());
-  for (std::size_t i = 0; i < text.size(); i += 3) pieces.update(text.data() + i, std::min<std::size_t>(3, text.size() - i));
+  for (std::size_t i = 0; i < text.size(); i += 3)
+    pieces.update(text.data() + i, std::min<std::size_t>(3, text.size() - i));
   EXPECT_EQ(whole.value(), pieces.value());
   hmc::io::Checksum other;
   text[10] ^= 1;

@@ -1,8 +1,7 @@
-#include "hmc/diagnostics/summary.hpp"
-
-#include "hmc/diagnostics/detail/parallel.hpp"
-#include "hmc/diagnostics/convergence.hpp"
 #include "hmc/core/draw_source.hpp"
+#include "hmc/diagnostics/convergence.hpp"
+#include "hmc/diagnostics/detail/parallel.hpp"
+#include "hmc/diagnostics/summary.hpp"
 #include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
@@ -174,8 +173,13 @@ TEST(Summary, StatisticsTogetherEqualTheSeparateFunctionsWhateverTheBlocks) {
       }
     }
     const dg::ChainDraws x{v.data(), c.chains, c.draws, c.draws, 1};
-    const double expected[7] = {dg::rhat(x),      dg::ess_bulk(x),          dg::ess_tail(x),          dg::ess_mean(x),
-                                dg::mcse_mean(x), dg::mcse_quantile(x, 0.05), dg::mcse_quantile(x, 0.95)};
+    const double expected[7] = {dg::rhat(x),
+                                dg::ess_bulk(x),
+                                dg::ess_tail(x),
+                                dg::ess_mean(x),
+                                dg::mcse_mean(x),
+                                dg::mcse_quantile(x, 0.05),
+                                dg::mcse_quantile(x, 0.95)};
     std::vector<double> sorted = v;
     std::sort(sorted.begin(), sorted.end());
     for (int blocks : {1, 2, 3, 7}) {
@@ -188,8 +192,8 @@ TEST(Summary, StatisticsTogetherEqualTheSeparateFunctionsWhateverTheBlocks) {
         const double got[7] = {s.rhat, s.ess_bulk, s.ess_tail, s.ess_mean, s.mcse_mean, s.mcse_q5, s.mcse_q95};
         for (int i = 0; i < 7; ++i)
           EXPECT_TRUE(same(got[i], expected[i]) || (std::isnan(got[i]) && std::isnan(expected[i])))
-              << "case " << c.chains << "x" << c.draws << " blocks " << blocks << " statistic " << i << ": "
-              << got[i] << " vs " << expected[i];
+              << "case " << c.chains << "x" << c.draws << " blocks " << blocks << " statistic " << i << ": " << got[i]
+              << " vs " << expected[i];
         for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(kth[i], sorted[order[i]]);
       }
       // The separate functions run in blocks too.
@@ -258,10 +262,15 @@ TEST(Summary, MaxDrawsCapUsesTheFirstParticles) {
     EXPECT_SAME(got[k].mcse_sd, whole[k].mcse_sd);
     EXPECT_SAME(got[k].rhat_nested, whole[k].rhat_nested);
     // The first 10: quantiles and the rank-based statistics.
-    for (auto [a, b] : {std::pair{got[k].q5, first[k].q5}, {got[k].q50, first[k].q50}, {got[k].q95, first[k].q95},
-                        {got[k].rhat, first[k].rhat}, {got[k].ess_bulk, first[k].ess_bulk},
-                        {got[k].ess_tail, first[k].ess_tail}, {got[k].mcse_mean, first[k].mcse_mean},
-                        {got[k].mcse_q5, first[k].mcse_q5}, {got[k].mcse_q95, first[k].mcse_q95}})
+    for (auto [a, b] : {std::pair{got[k].q5, first[k].q5},
+                        {got[k].q50, first[k].q50},
+                        {got[k].q95, first[k].q95},
+                        {got[k].rhat, first[k].rhat},
+                        {got[k].ess_bulk, first[k].ess_bulk},
+                        {got[k].ess_tail, first[k].ess_tail},
+                        {got[k].mcse_mean, first[k].mcse_mean},
+                        {got[k].mcse_q5, first[k].mcse_q5},
+                        {got[k].mcse_q95, first[k].mcse_q95}})
       EXPECT_SAME(a, b);
   }
   // A cap below one particle's draws still keeps two particles; one particle stays one.

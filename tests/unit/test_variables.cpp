@@ -10,9 +10,9 @@
 namespace {
 
 using hmc::RunError;
+using hmc::StoreLayout;
 using hmc::io::group_parameters;
 using hmc::io::sanitize_netcdf_name;
-using hmc::StoreLayout;
 
 StoreLayout layout_of(std::vector<std::string> names,
                       std::vector<std::pair<std::string, std::vector<std::string>>> dims = {}) {

@@ -19,10 +19,10 @@ namespace hmc {
 struct Adapted {
   double step_size = 0.0;
   MetricKind metric = MetricKind::kUnit;
-  std::vector<double> inv_metric;    ///< diag: d values; dense: d×d row-major
+  std::vector<double> inv_metric;  ///< diag: d values; dense: d×d row-major
   TrajectoryKind trajectory = TrajectoryKind::kFixed;
-  double trajectory_length = 0.0;    ///< ChEES: adapted length (steps are jittered up to it)
-  int leapfrog_steps = 0;            ///< fixed steps
+  double trajectory_length = 0.0;  ///< ChEES: adapted length (steps are jittered up to it)
+  int leapfrog_steps = 0;          ///< fixed steps
 };
 
 /// \brief One block of recorded draws, handed over by the sampler on the host.

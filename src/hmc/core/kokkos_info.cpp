@@ -1,5 +1,4 @@
 #include "hmc/core/kokkos_shim.hpp"
-
 #include "hmc/core/types.hpp"
 
 #include <type_traits>

@@ -163,17 +163,17 @@ namespace math {
 // Lane-wise versions of the functions of kokkos_shim.hpp that models use. The scalar
 // functions are called lane by lane; under `omp simd` with core/simd_math.hpp's
 // declarations the compiler calls their vector versions.
-#define HMC_PACK_UNARY(NAME, EXPR)          \
-  inline Pack NAME(const Pack& a) {         \
-    alignas(64) double in[kLanes], out[kLanes]; \
-    for (int l = 0; l < kLanes; ++l) in[l] = a[l]; \
-    HMC_LANES_LOOP {                        \
-      const double x = in[l];               \
-      out[l] = EXPR;                        \
-    }                                       \
-    Pack r;                                 \
+#define HMC_PACK_UNARY(NAME, EXPR)                  \
+  inline Pack NAME(const Pack& a) {                 \
+    alignas(64) double in[kLanes], out[kLanes];     \
+    for (int l = 0; l < kLanes; ++l) in[l] = a[l];  \
+    HMC_LANES_LOOP {                                \
+      const double x = in[l];                       \
+      out[l] = EXPR;                                \
+    }                                               \
+    Pack r;                                         \
     for (int l = 0; l < kLanes; ++l) r[l] = out[l]; \
-    return r;                               \
+    return r;                                       \
   }
 HMC_PACK_UNARY(exp, std::exp(x))
 HMC_PACK_UNARY(log, std::log(x))

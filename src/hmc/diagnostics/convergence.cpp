@@ -337,7 +337,6 @@ double rhat_of(const Matrix& m) {
   return std::sqrt((between / within + n - 1) / n);
 }
 
-
 double ess_of_indicator(const ChainDraws& x, double q) {
   return ess_of(split(x, [q](double v) { return v <= q ? 1.0 : 0.0; }));
 }
@@ -604,9 +603,8 @@ Statistics statistics(const ChainDraws& x, Workspace* workspace, const std::vect
   const double probs[2] = {0.05, 0.95}, ess_q[2] = {ess_low, ess_high};
   std::size_t positions[2][2];
   // The bisections for the Beta quantiles are independent: two blocks.
-  run_blocks(2, [&](int i) {
-    std::tie(positions[i][0], positions[i][1]) = mcse_quantile_positions(ess_q[i], probs[i], n);
-  });
+  run_blocks(
+      2, [&](int i) { std::tie(positions[i][0], positions[i][1]) = mcse_quantile_positions(ess_q[i], probs[i], n); });
   st.mcse_q5 = (kth(positions[0][1]) - kth(positions[0][0])) / 2;
   st.mcse_q95 = (kth(positions[1][1]) - kth(positions[1][0])) / 2;
   if (order_values != nullptr)

@@ -1,14 +1,13 @@
 #include "hmc/diagnostics/summary.hpp"
 
 #include "hmc/diagnostics/convergence.hpp"
+#include "hmc/diagnostics/detail/parallel.hpp"
+#include "hmc/diagnostics/detail/quantile.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
-#include "hmc/diagnostics/detail/parallel.hpp"
-#include "hmc/diagnostics/detail/quantile.hpp"
 
 namespace hmc::diagnostics {
 
@@ -32,8 +31,8 @@ double standard_error(const std::vector<double>& means) {
 }
 
 std::int64_t range_particles(std::int64_t draws) {
-  return std::max<std::int64_t>(1, kRangeBytes / static_cast<std::int64_t>(sizeof(double)) /
-                                       std::max<std::int64_t>(1, draws));
+  return std::max<std::int64_t>(
+      1, kRangeBytes / static_cast<std::int64_t>(sizeof(double)) / std::max<std::int64_t>(1, draws));
 }
 
 /// The particles the capped statistics use: all when particles × draws ≤ max_draws
@@ -47,8 +46,8 @@ std::int64_t capped_particles(std::int64_t particles, std::int64_t draws, std::i
 template <class F>
 void parallel_particles(std::int64_t n, std::int64_t draws, F&& f) {
   const std::int64_t work = n * std::max<std::int64_t>(1, draws);
-  const auto blocks = static_cast<int>(
-      std::max<std::int64_t>(1, std::min<std::int64_t>({detail::parallel_blocks(), work / 65536, n})));
+  const auto blocks =
+      static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({detail::parallel_blocks(), work / 65536, n})));
   detail::run_blocks(blocks, [&](int b) { f(n * b / blocks, n * (b + 1) / blocks); });
 }
 
@@ -156,9 +155,8 @@ ParameterSummary summarize_column(const hmc::DrawSource& src, int column, const 
   s.mcse_sd = s.sd > 0.0 ? standard_error(batch_msd) / (2.0 * s.sd) : kNaN;
 
   const bool any_nan = std::any_of(sc.flags.begin(), sc.flags.end(), [](unsigned char f) { return (f & 1) != 0; });
-  s.rhat_nested = superchains >= 2 && !any_nan
-                      ? rhat_nested_from_moments(sc.particle_mean, sc.particle_var, superchains)
-                      : kNaN;
+  s.rhat_nested =
+      superchains >= 2 && !any_nan ? rhat_nested_from_moments(sc.particle_mean, sc.particle_var, superchains) : kNaN;
 
   // Separated modes, counted here while the particle moments are at hand.
   if (particles >= 4 && draws >= 2) {
@@ -227,13 +225,14 @@ std::int64_t count_far_particles(const hmc::DrawSource& src, int column) {
   const auto d = static_cast<std::size_t>(draws);
   std::vector<double> means(static_cast<std::size_t>(particles)), chunk;
   double within = 0.0;
-  for_each_range(src, column, particles, draws, chunk, 0, chunk, [&](std::int64_t p0, std::int64_t p1, const double* v) {
-    for (std::int64_t i = 0; i < p1 - p0; ++i) {
-      const double* row = v + static_cast<std::size_t>(i) * d;
-      means[static_cast<std::size_t>(p0 + i)] = detail::mean(row, d);
-      within += detail::variance(row, d);
-    }
-  });
+  for_each_range(src, column, particles, draws, chunk, 0, chunk,
+                 [&](std::int64_t p0, std::int64_t p1, const double* v) {
+                   for (std::int64_t i = 0; i < p1 - p0; ++i) {
+                     const double* row = v + static_cast<std::size_t>(i) * d;
+                     means[static_cast<std::size_t>(p0 + i)] = detail::mean(row, d);
+                     within += detail::variance(row, d);
+                   }
+                 });
   const double sw = std::sqrt(within / static_cast<double>(particles));
   std::vector<double> sorted = means;
   const double median = quantile(sorted, 0.5);

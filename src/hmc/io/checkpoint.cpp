@@ -1,7 +1,7 @@
 #include "hmc/io/checkpoint.hpp"
 
-#include "hmc/io/checksum.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/io/checksum.hpp"
 #include "hmc/io/json_text.hpp"
 
 #include <fcntl.h>

@@ -17,8 +17,8 @@
 namespace hmc::io {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using keys::check_value;
+using nlohmann::json;
 
 namespace {
 
@@ -117,8 +117,8 @@ void apply_override(json& config, const std::string& assignment) {
   const auto key_parts = static_cast<int>(std::count(path.begin(), path.end(), '.')) + 1;
   if (key_parts >= kMaxJsonDepth || json_depth(text, kMaxJsonDepth - key_parts, &where) > kMaxJsonDepth - key_parts) {
     if (key_parts >= kMaxJsonDepth) {
-      config_error("--set key '" + printable(path, 60) + "' has " + std::to_string(key_parts) + " parts; the nesting limit is " +
-                   std::to_string(kMaxJsonDepth));
+      config_error("--set key '" + printable(path, 60) + "' has " + std::to_string(key_parts) +
+                   " parts; the nesting limit is " + std::to_string(kMaxJsonDepth));
     }
     config_error("--set " + printable(path) + ": the key's parts and the value nest deeper than " +
                  std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(where) + " of the value)");
@@ -141,7 +141,8 @@ void apply_override(json& config, const std::string& assignment) {
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (segments[i].empty()) config_error("--set key '" + printable(path) + "' has an empty part");
     if (!node->is_object() && !node->is_null())
-      config_error("--set " + printable(path) + ": " + (pointer.empty() ? "/" : printable(pointer)) + " is not an object");
+      config_error("--set " + printable(path) + ": " + (pointer.empty() ? "/" : printable(pointer)) +
+                   " is not an object");
     pointer += "/" + segments[i];
     node = &(*node)[segments[i]];
   }

@@ -28,9 +28,8 @@ std::vector<std::string> format_names(const DrawFormats& formats) {
   return names;
 }
 
-std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats,
-                                                       const std::vector<std::string>& names,
-                                                       const WriterOptions& options) {
+std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats, const std::vector<std::string>& names,
+                                                      const WriterOptions& options) {
   std::vector<std::unique_ptr<DrawWriter>> writers;
   for (const auto& name : names) {
     const DrawFormat* format = nullptr;

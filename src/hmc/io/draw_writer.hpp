@@ -58,9 +58,8 @@ const DrawFormats& draw_formats();
 std::vector<std::string> format_names(const DrawFormats& formats);
 
 /// \brief The writers of the formats `names` (validated), in that order.
-std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats,
-                                                       const std::vector<std::string>& names,
-                                                       const WriterOptions& options);
+std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats, const std::vector<std::string>& names,
+                                                      const WriterOptions& options);
 
 /// \brief Values of `layout` in both sections: particles × recorded draws × columns
 /// (parameters and statistics), saturating at INT64_MAX; the basis of the estimates.

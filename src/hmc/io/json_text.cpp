@@ -11,7 +11,6 @@ namespace hmc::io {
 
 using nlohmann::json;
 
-
 int json_depth(const std::string& text, int limit, std::size_t* where) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -103,7 +102,6 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw JsonInputError("is empty");
   return text;
 }
-
 
 std::string to_transport(const json& v) {
   const auto bytes = json::to_cbor(v);

@@ -411,7 +411,8 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
     json j;
     try {
       j = json::parse(text);
-      if (j.at("format").get<int>() != kLayoutFormat) fail("hmc_layout format " + dump_text(j.at("format")) + " unknown");
+      if (j.at("format").get<int>() != kLayoutFormat)
+        fail("hmc_layout format " + dump_text(j.at("format")) + " unknown");
       layout_.particles = j.at("particles").get<std::int64_t>();
       layout_.param_names = j.at("param_names").get<std::vector<std::string>>();
       for (const auto& d : j.at("dim_names")) {

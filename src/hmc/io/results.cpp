@@ -1,7 +1,7 @@
 #include "hmc/io/results.hpp"
 
-#include "hmc/diagnostics/convergence.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/diagnostics/convergence.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -224,7 +224,8 @@ void write_draws_csv(const std::string& path, const DrawSource& source, int prec
     const std::int64_t p1 = std::min(particles, p0 + step);
     const std::size_t per_column = static_cast<std::size_t>(p1 - p0) * d;
     values.resize(per_column * ncol);
-    for (std::size_t c = 0; c < ncol; ++c) source.read(Section::kPosterior, columns[c], p0, p1, values.data() + c * per_column);
+    for (std::size_t c = 0; c < ncol; ++c)
+      source.read(Section::kPosterior, columns[c], p0, p1, values.data() + c * per_column);
     for (std::int64_t p = p0; p < p1; ++p) {
       for (std::size_t t = 0; t < d; ++t) {
         char* w = out.reserve(row_cap);
@@ -238,7 +239,7 @@ void write_draws_csv(const std::string& path, const DrawSource& source, int prec
           const double v = values[c * per_column + at];
           if (c == kStatSteps) {
             w = std::isfinite(v) && std::fabs(v) < 9e18 ? put_integer(w, static_cast<std::int64_t>(v))
-                                                         : put_double(w, v, precision);
+                                                        : put_double(w, v, precision);
           } else if (c == kStatDiverging) {
             *w++ = v != 0.0 ? '1' : '0';
           } else {
@@ -399,10 +400,11 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
                 "acceptance rate %.3f, %lld divergent transitions after warmup\n",
                 static_cast<long long>(st.particles), st.ranks, st.warmup, st.draws, st.thin, adapted.step_size,
                 mode_name(adapted.metric),
-                adapted.trajectory == TrajectoryKind::kChees ? ("ChEES path length " + std::to_string(adapted.trajectory_length) +
-                                                 " (mean " + std::to_string(st.mean_leapfrog_steps) + " steps)")
-                                                    .c_str()
-                                              : (std::to_string(adapted.leapfrog_steps) + " leapfrog steps").c_str(),
+                adapted.trajectory == TrajectoryKind::kChees
+                    ? ("ChEES path length " + std::to_string(adapted.trajectory_length) + " (mean " +
+                       std::to_string(st.mean_leapfrog_steps) + " steps)")
+                          .c_str()
+                    : (std::to_string(adapted.leapfrog_steps) + " leapfrog steps").c_str(),
                 st.acceptance_rate, static_cast<long long>(st.divergences));
   out += buf;
   std::snprintf(buf, sizeof buf,
@@ -413,6 +415,5 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
   for (const auto& w : warnings) out += "warning: " + w + "\n";
   return out;
 }
-
 
 }  // namespace hmc::io

@@ -8,9 +8,9 @@
 /// Every file is written to a temporary name in the output directory and renamed
 /// into place, so a killed job never leaves a half-written result file.
 
-#include "hmc/diagnostics/summary.hpp"
 #include "hmc/core/draw_source.hpp"
 #include "hmc/core/draws.hpp"
+#include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/settings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -80,8 +80,7 @@ nlohmann::json parameters_json(const std::vector<diagnostics::ParameterSummary>&
 std::string parameter_table(const std::vector<diagnostics::ParameterSummary>& params);
 
 nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
-                            const Timings& t, const hmc::Adapted& adapted,
-                            const std::vector<std::string>& warnings);
+                            const Timings& t, const hmc::Adapted& adapted, const std::vector<std::string>& warnings);
 
 /// \brief What warmup settled on, for summary.json and run.json.
 nlohmann::json adaptation_json(const hmc::Adapted& adapted);

@@ -67,7 +67,8 @@ RunConfig run_config(const json& config) {
 
 int RunConfig::block_draws(std::int64_t params) const {
   const std::int64_t kept = std::max(kept_draws(), kept_warmup_draws());
-  if (output.flush_every > 0) return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(output.flush_every, kept)));
+  if (output.flush_every > 0)
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(output.flush_every, kept)));
   const double per_draw = static_cast<double>(sampler.particles) * (static_cast<double>(params) + hmc::kNumStats) *
                           static_cast<double>(sizeof(double));
   const double target = 32.0 * 1024 * 1024;

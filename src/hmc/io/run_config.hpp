@@ -17,7 +17,7 @@ namespace hmc::io {
 
 /// \brief /output.
 struct OutputConfig {
-  std::string dir = "output";                   ///< /output/dir, as given (services::output_paths makes it absolute)
+  std::string dir = "output";                  ///< /output/dir, as given (services::output_paths makes it absolute)
   std::vector<std::string> formats{"netcdf"};  ///< /output/formats as a list ("both": netcdf, csv)
   bool save_warmup = false;
   int flush_every = 0;  ///< 0: blocks of about 32 MiB
@@ -45,10 +45,10 @@ struct FaultConfig {
 
 /// \brief Everything a run reads of its config's generic keys.
 struct RunConfig {
-  std::string model;                  ///< /model/name
-  nlohmann::json model_section;       ///< /model, as the model reads it (Model::from_config, keys::Values)
-  sampler::Settings sampler;          ///< /sampler, /seed, /output/save_warmup, the progress interval
-  bool init_values_given = false;     ///< the config has /sampler/init/values (perhaps empty)
+  std::string model;               ///< /model/name
+  nlohmann::json model_section;    ///< /model, as the model reads it (Model::from_config, keys::Values)
+  sampler::Settings sampler;       ///< /sampler, /seed, /output/save_warmup, the progress interval
+  bool init_values_given = false;  ///< the config has /sampler/init/values (perhaps empty)
   OutputConfig output;
   DiagnosticsConfig diagnostics;
   LogConfig log;

@@ -1,7 +1,7 @@
 #include "hmc/io/tile_store.hpp"
 
-#include "hmc/io/checksum.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/io/checksum.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -78,9 +78,8 @@ bool type_matches(const KeySpec& spec, const json& v) {
     case KeyType::kData:
       return v.is_string() || v.is_object();
     case KeyType::kStrings:
-      return v.is_string() || (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) {
-                                 return x.is_string();
-                               }));
+      return v.is_string() ||
+             (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }));
   }
   return false;
 }
@@ -111,7 +110,8 @@ void check_string_list(const KeySpec& spec, const json& v) {
   }
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string& s = v[i].get_ref<const std::string&>();
-    if (!listed(s)) config_error(spec.pointer + " may list " + choices + " (got " + shown(v[i]) + " in " + shown(v) + ")");
+    if (!listed(s))
+      config_error(spec.pointer + " may list " + choices + " (got " + shown(v[i]) + " in " + shown(v) + ")");
     for (std::size_t j = 0; j < i; ++j)
       if (v[j] == v[i]) config_error(spec.pointer + " lists " + shown(v[i]) + " twice (got " + shown(v) + ")");
   }

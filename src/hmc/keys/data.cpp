@@ -88,7 +88,8 @@ std::vector<std::vector<double>> Data::rows(const std::string& key) const {
     std::vector<double> values;
     values.reserve(row.size());
     for (std::size_t c = 0; c < row.size(); ++c) {
-      if (!finite_number(row[c])) data_error(at_index(where, c) + " must be a finite number (got " + shown(row[c]) + ")");
+      if (!finite_number(row[c]))
+        data_error(at_index(where, c) + " must be a finite number (got " + shown(row[c]) + ")");
       values.push_back(row[c].get<double>());
     }
     out.push_back(std::move(values));

@@ -50,7 +50,7 @@ struct KeySpec {
   std::optional<double> min{};             ///< inclusive unless min_exclusive (for arrays: every element)
   std::optional<double> max{};             ///< inclusive
   bool min_exclusive = false;
-  std::vector<std::string> choices{};       ///< allowed strings, if any (kStrings: for every element)
+  std::vector<std::string> choices{};  ///< allowed strings, if any (kStrings: for every element)
   /// kStrings: a string that stands for a list (`"both"` for `["netcdf", "csv"]`).
   std::vector<std::pair<std::string, std::vector<std::string>>> aliases{};
   std::optional<std::size_t> exact_length{};  ///< arrays: exactly this many elements

@@ -326,8 +326,7 @@ constexpr bool check_registrable_model() {
   static_assert(detail::has_from_config<M>::value,
                 "hmc model: missing `static Model from_config(const nlohmann::json& model, const nlohmann::json& "
                 "data)`");
-  static_assert(detail::has_config_keys<M>::value,
-                "hmc model: missing `static keys::Keys config_keys()`");
+  static_assert(detail::has_config_keys<M>::value, "hmc model: missing `static keys::Keys config_keys()`");
   return check_model<M>() && is_registrable_model<M>();
 }
 

@@ -81,7 +81,6 @@ inline constexpr double kResolvableNoise = 10.0;
 /// Doubles of working memory one chunk of the check's kernels may use (128 MiB).
 inline constexpr std::int64_t kGradientCheckBudget = std::int64_t{1} << 24;
 
-
 /// \brief The outcome of check_gradient, on the host: [point][coordinate] matrices and
 /// one value per point, and the verdict at a tolerance (file comment).
 struct GradientCheck {

@@ -20,8 +20,7 @@ std::vector<double> gather_rows(const MpiContext& mpi, const Decomposition& dec,
 
 /// \brief The same into `all` (rank 0: dec.global × width doubles; ignored elsewhere),
 /// for callers that reuse their buffers.
-void gather_rows(const MpiContext& mpi, const Decomposition& dec, const double* local, double* all,
-                 std::int64_t width);
+void gather_rows(const MpiContext& mpi, const Decomposition& dec, const double* local, double* all, std::int64_t width);
 
 /// \brief The inverse: rank 0's dec.global × width values, each rank gets its particles' rows.
 std::vector<double> scatter_rows(const MpiContext& mpi, const Decomposition& dec, const std::vector<double>& global,

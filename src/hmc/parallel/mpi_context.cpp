@@ -109,8 +109,8 @@ void MpiContext::abort(int code) const {
 void MpiContext::fail(const std::string& line, int code) const {
   if (watchdog_ && !root() && watchdog_->forward_error(line, code)) {
     // Rank 0's watchdog prints the line and ends the job within about one heartbeat.
-    const auto give_up = std::chrono::steady_clock::now() +
-                         std::chrono::duration<double>(5.0 + 2.0 * watchdog_->period_s());
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(5.0 + 2.0 * watchdog_->period_s());
     while (std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::fprintf(stderr, "%s\n", line.c_str());

@@ -175,8 +175,9 @@ void Watchdog::check(std::int64_t now) {
   if (rank_ != 0) {
     const Peer& root = peers_[0];
     if (!root.left && now - root.seen_ns > timeout_ns) {
-      fault(no_progress(0, seconds(now - root.seen_ns), "its process does not respond (stopped, killed or unreachable)"),
-            kExitRunError);
+      fault(
+          no_progress(0, seconds(now - root.seen_ns), "its process does not respond (stopped, killed or unreachable)"),
+          kExitRunError);
     }
     return;
   }

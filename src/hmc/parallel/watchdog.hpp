@@ -101,11 +101,11 @@ class Watchdog {
 
  private:
   struct Peer {
-    std::int64_t seen_ns = 0;       ///< when its last message arrived
-    std::int64_t activity = 0;      ///< its main thread's Activity then
-    std::int64_t idle_ns = 0;       ///< and for how long it had been doing it
-    bool left = false;              ///< said goodbye
-    std::int64_t out[2] = {0, 0};   ///< our heartbeat to it, in flight
+    std::int64_t seen_ns = 0;      ///< when its last message arrived
+    std::int64_t activity = 0;     ///< its main thread's Activity then
+    std::int64_t idle_ns = 0;      ///< and for how long it had been doing it
+    bool left = false;             ///< said goodbye
+    std::int64_t out[2] = {0, 0};  ///< our heartbeat to it, in flight
     MPI_Request request = MPI_REQUEST_NULL;
   };
   void run();

@@ -102,15 +102,34 @@ class EnsembleSampler {
              ParticleView("hmc::divergences", n_),
              ParticleView("hmc::steps_sum", n_),
              StateView("hmc::transition_stats", n_, 2),
-             {}, {}, {}, {}, {}, {}},
+             {},
+             {},
+             {},
+             {},
+             {},
+             {}},
         dual_(s.adapt.target_accept, s.adapt.gamma, s.adapt.t0, s.adapt.kappa),
         chees_adapter_(s.step_size * s.leapfrog_steps, s.adapt.chees_learning_rate),
         windows_(s.warmup, s.adapt),
         adapt_metric_(adapt_ && s.adapt.metric != MetricKind::kUnit && windows_.first() > 0),
         window_sums_("hmc::window_sums", adapt_metric_ && !dense_ ? n_ : 0, 2 * dim_),
         centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0),
-        step_{model_,   state_, rec_,   unit_metric(dim_), dim_, s.step_size, s.leapfrog_steps, chees_,
-              s.step_size * s.leapfrog_steps, s.adapt.max_leapfrog, s.temperature, s.seed, first_, 0, false, -1,
+        step_{model_,
+              state_,
+              rec_,
+              unit_metric(dim_),
+              dim_,
+              s.step_size,
+              s.leapfrog_steps,
+              chees_,
+              s.step_size * s.leapfrog_steps,
+              s.adapt.max_leapfrog,
+              s.temperature,
+              s.seed,
+              first_,
+              0,
+              false,
+              -1,
               VectorView()} {
     loop_.step_size = s.step_size;
     loop_.length = s.step_size * s.leapfrog_steps;
@@ -129,10 +148,11 @@ class EnsembleSampler {
       Kokkos::deep_copy(centre, h);
     }
     int failed = 0;
-    Kokkos::parallel_reduce("hmc::init", Policy(0, n_),
-                            InitParticles<Model>{model_, state_, dim_, s_.init_radius, centre,
-                                                 s_.init_strategy == InitStrategy::kPrior, s_.init_attempts, s_.seed, first_},
-                            failed);
+    Kokkos::parallel_reduce(
+        "hmc::init", Policy(0, n_),
+        InitParticles<Model>{model_, state_, dim_, s_.init_radius, centre, s_.init_strategy == InitStrategy::kPrior,
+                             s_.init_attempts, s_.seed, first_},
+        failed);
     return failed;
   }
 
@@ -150,8 +170,9 @@ class EnsembleSampler {
     if (it == s_.warmup + 1 && adapt_) {
       // Freeze: the averaged step size (and length) from here on.
       loop_.step_size = dual_.final_step_size();
-      if (chees_) loop_.length = loop_.log_length_count > 0 ? std::exp(loop_.log_length_sum / loop_.log_length_count)
-                                                            : loop_.length;
+      if (chees_)
+        loop_.length =
+            loop_.log_length_count > 0 ? std::exp(loop_.log_length_sum / loop_.log_length_count) : loop_.length;
     }
     if (warm && adapt_ && chees_) {
       const auto means = column_means(state_.q);
@@ -201,8 +222,8 @@ class EnsembleSampler {
       if (!(std::isfinite(loop_.step_size) && loop_.step_size > 0.0) ||
           (chees_ && !(std::isfinite(chees_adapter_.length()) && chees_adapter_.length() > 0.0))) {
         throw AdaptationError("warmup adaptation diverged at iteration " + std::to_string(it) + ": step size " +
-                              std::to_string(loop_.step_size) + (chees_ ? ", path length " +
-                              std::to_string(chees_adapter_.length()) : std::string()) +
+                              std::to_string(loop_.step_size) +
+                              (chees_ ? ", path length " + std::to_string(chees_adapter_.length()) : std::string()) +
                               " (is /sampler/step_size far too large, or the log density not finite?)");
       }
       if (adapt_metric_ && windows_.in_window(it)) {

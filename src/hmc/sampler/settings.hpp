@@ -24,7 +24,7 @@ struct Settings {
   std::vector<double> init_values;  ///< unconstrained centre for "values"
   int init_attempts = 100;          ///< re-draws of a particle with no finite log density
   std::uint64_t seed = 1;
-  int progress_every = 0;  ///< 0: no progress lines
+  int progress_every = 0;    ///< 0: no progress lines
   bool save_warmup = false;  ///< record warmup draws too (every thin-th warmup iteration)
   int block_draws = 0;       ///< draws per particle held on the device before they are handed over; 0: all
   AdaptSettings adapt;

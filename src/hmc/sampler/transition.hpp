@@ -78,7 +78,7 @@ struct HmcTransition {
     if (!jitter) return leapfrog_steps;
     double u, unused;
     stream.uniform2(iteration, kUseJitter, u, unused);
-    const double n = math::ceil((1.0 - u) * length / step_size);  // 1 - u lies in (0, 1]
+    const double n = math::ceil((1.0 - u) * length / step_size);                 // 1 - u lies in (0, 1]
     return !(n >= 1.0) ? 1 : (n > max_steps ? max_steps : static_cast<int>(n));  // NaN: 1
   }
 

@@ -30,8 +30,7 @@ class PhaseProgress {
 
   void done() {
     throw_if_interrupted();
-    spdlog::info("{}: done in {:.2f} s", name_,
-                 std::chrono::duration<double>(Clock::now() - start_).count());
+    spdlog::info("{}: done in {:.2f} s", name_, std::chrono::duration<double>(Clock::now() - start_).count());
   }
 
  private:

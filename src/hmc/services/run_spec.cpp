@@ -58,10 +58,11 @@ RunSpec spec_from_json(const json& j, const std::string& where) {
 }
 
 RunSpec broadcast_spec(const parallel::MpiContext& mpi, const RunSpec& spec) {
-  const std::string payload = mpi.broadcast(
-      mpi.root() ? io::to_transport(json{{"spec", spec_json(spec)}, {"data", spec.data}, {"resume", spec.resume},
-                                         {"validate_only", spec.validate_only}})
-                 : std::string());
+  const std::string payload = mpi.broadcast(mpi.root() ? io::to_transport(json{{"spec", spec_json(spec)},
+                                                                               {"data", spec.data},
+                                                                               {"resume", spec.resume},
+                                                                               {"validate_only", spec.validate_only}})
+                                                       : std::string());
   if (mpi.root()) return spec;
   const json j = io::from_transport(payload);
   RunSpec out = spec_from_json(j["spec"], "the broadcast run");

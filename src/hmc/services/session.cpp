@@ -16,6 +16,7 @@
 #include "hmc/services/signals.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <csignal>
@@ -26,8 +27,6 @@
 #include <iostream>
 #include <thread>
 #include <utility>
-
-#include <sys/resource.h>
 
 namespace hmc::services {
 
@@ -281,12 +280,18 @@ void Session::write_block(const hmc::DrawBlock& b) {
   auto value = [&](int c, std::int64_t i, int d) -> double {
     if (c < params) return b.draws(i, d, c);
     switch (c - params) {
-      case hmc::kStatLp: return b.lp(i, d);
-      case hmc::kStatAccept: return b.accept_prob(i, d);
-      case hmc::kStatStepSize: return b.step_size[d];
-      case hmc::kStatSteps: return b.n_leapfrog(i, d);
-      case hmc::kStatDiverging: return b.divergent(i, d);
-      default: return b.energy(i, d);  // hmc::kStatEnergy
+      case hmc::kStatLp:
+        return b.lp(i, d);
+      case hmc::kStatAccept:
+        return b.accept_prob(i, d);
+      case hmc::kStatStepSize:
+        return b.step_size[d];
+      case hmc::kStatSteps:
+        return b.n_leapfrog(i, d);
+      case hmc::kStatDiverging:
+        return b.divergent(i, d);
+      default:
+        return b.energy(i, d);  // hmc::kStatEnergy
     }
   };
   // The store's tile is [column][particle][draw]: one gather per column, straight into
@@ -452,9 +457,12 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
       t.write = diagnostics_s + seconds_since(w1);
       t.total = seconds_since(spec_.t0) + previous_sampling_s_ + previous_store_s_;
       json summary = io::summary_json(params, stats, t, adapted, warnings);
-      summary["timings_s"] = {{"total", t.total},         {"setup", t.setup},
-                              {"sampling", t.sampling},   {"store", store_s},
-                              {"diagnostics", diagnostics_s}, {"write", seconds_since(w1)},
+      summary["timings_s"] = {{"total", t.total},
+                              {"setup", t.setup},
+                              {"sampling", t.sampling},
+                              {"store", store_s},
+                              {"diagnostics", diagnostics_s},
+                              {"write", seconds_since(w1)},
                               {"write_draws", draws_write_s}};
       const double root_rss = peak_rss_mib();
       summary["memory"] = {{"peak_rss_mib", std::max(root_rss, others_rss)},

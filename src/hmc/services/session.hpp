@@ -105,8 +105,8 @@ class Session {
   void set_note(std::string note) { note_ = std::move(note); }
 
   /// \brief Diagnostics, result files, publishing; returns the exit code.
-  int finish(const hmc::Adapted& adapted, const std::vector<double>& accept_sum,
-             const std::vector<double>& divergences, std::int64_t grad_evals);
+  int finish(const hmc::Adapted& adapted, const std::vector<double>& accept_sum, const std::vector<double>& divergences,
+             std::int64_t grad_evals);
 
  private:
   /// The attributes draw formats with metadata record (draws.nc's).
@@ -119,7 +119,7 @@ class Session {
   parallel::Decomposition dec_;
   hmc::StoreLayout layout_;
   std::unique_ptr<io::TileStore> store_;  ///< rank 0
-  bool checkpointed_ = false;  ///< a checkpoint exists: keep the staging directory on failure
+  bool checkpointed_ = false;             ///< a checkpoint exists: keep the staging directory on failure
   int signal_ = 0;
   int debug_signal_at_ = 0, debug_signal_rank_ = -1, debug_signal_ = 0;  ///< HMC_TEST_SIGNAL (-1: hang)
   std::string note_;

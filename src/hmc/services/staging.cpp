@@ -2,17 +2,16 @@
 
 #include "hmc/core/errors.hpp"
 
+#include <fcntl.h>  // AT_FDCWD
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <fcntl.h>   // AT_FDCWD
-#include <stdio.h>   // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
-
-#include <unistd.h>
 
 namespace hmc::services {
 

@@ -1,7 +1,7 @@
 #include "hmc/services/summary.hpp"
 
-#include "hmc/diagnostics/summary.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
 #include "hmc/io/results.hpp"
@@ -26,7 +26,7 @@ namespace {
 json read_json(const std::string& path) {
   try {
     return io::parse_bounded(io::read_input_file(path, io::kMaxConfigBytes + io::kMaxDataBytes),
-                            io::kMaxJsonDepth + 2);  // run.json wraps an accepted config
+                             io::kMaxJsonDepth + 2);  // run.json wraps an accepted config
   } catch (const io::JsonInputError& e) {
     const std::string why = e.what();
     if (why.rfind("cannot open", 0) == 0) throw RunError("cannot read " + path + why.substr(11));
@@ -38,7 +38,8 @@ hmc::StoreLayout layout_from_json(const json& j) {
   hmc::StoreLayout l;
   l.particles = j.at("particles").get<std::int64_t>();
   l.param_names = j.at("param_names").get<std::vector<std::string>>();
-  for (const auto& [name, dims] : j.at("dim_names").items()) l.dim_names.emplace_back(name, dims.get<std::vector<std::string>>());
+  for (const auto& [name, dims] : j.at("dim_names").items())
+    l.dim_names.emplace_back(name, dims.get<std::vector<std::string>>());
   l.draws = j.at("draws").get<std::int64_t>();
   l.warmup_draws = j.at("warmup_draws").get<std::int64_t>();
   return l;

@@ -139,7 +139,8 @@ std::vector<double> mean_autocovariance(const Matrix& m, const std::vector<doubl
   // Up to 8 MB of spectra per chunk: few synchronisations, and the sums stream.
   const int chunk = std::max(blocks, std::min(pairs, std::max(1, (1 << 17) / size)));
   std::vector<double> power(usize, 0.0);
-  Buffer<double> spectra(static_cast<std::size_t>(chunk) * usize), scratch(static_cast<std::size_t>(blocks) * 2 * usize);
+  Buffer<double> spectra(static_cast<std::size_t>(chunk) * usize),
+      scratch(static_cast<std::size_t>(blocks) * 2 * usize);
   for (int c0 = 0; c0 < pairs; c0 += chunk) {
     const int c1 = std::min(pairs, c0 + chunk);
     run_blocks(blocks, [&](int b) {

@@ -18,7 +18,9 @@ Sorted sort_with_index(const Buffer<double>& v) {
   Buffer<std::uint32_t> idx(n), idx_tmp(n);
   // hist[(b * kPasses + p) * kBuckets + digit]: digit counts of block b's range.
   std::vector<std::size_t> hist(static_cast<std::size_t>(blocks) * kPasses * kBuckets, 0);
-  const auto block_hist = [&](int b, int p) { return hist.data() + (static_cast<std::size_t>(b) * kPasses + p) * kBuckets; };
+  const auto block_hist = [&](int b, int p) {
+    return hist.data() + (static_cast<std::size_t>(b) * kPasses + p) * kBuckets;
+  };
   run_blocks(blocks, [&](int b) {
     const std::size_t lo = block_start(n, blocks, b), hi = block_start(n, blocks, b + 1);
     for (std::size_t i = lo; i < hi; ++i) {
@@ -71,7 +73,8 @@ Sorted sort_with_index(const Buffer<double>& v) {
   key_tmp = Buffer<std::uint64_t>();  // release before the next allocation
   idx_tmp = Buffer<std::uint32_t>();
 
-  const auto runs = aligned_blocks(n, blocks, [&](std::size_t i) { return (key[i] >> kLowBits) != (key[i - 1] >> kLowBits); });
+  const auto runs =
+      aligned_blocks(n, blocks, [&](std::size_t i) { return (key[i] >> kLowBits) != (key[i - 1] >> kLowBits); });
   run_blocks(blocks, [&](int b) {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> run;
     const std::size_t end = runs[static_cast<std::size_t>(b) + 1];

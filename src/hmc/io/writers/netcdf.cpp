@@ -1,6 +1,7 @@
 // /output/formats "netcdf": draws.nc, ArviZ InferenceData (io/netcdf.hpp).
-#include "hmc/io/draw_writer.hpp"
 #include "hmc/io/netcdf.hpp"
+
+#include "hmc/io/draw_writer.hpp"
 
 namespace hmc::io {
 
