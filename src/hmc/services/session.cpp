@@ -480,8 +480,8 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
                    signal_name(e.signal), spec_.paths.staging, spec_.paths.final_dir);
       code = kExitInterrupted;
     } catch (const RunError& e) {
-      std::cerr << "hmc: " << e.what() << "\n";
-      code = kExitRunError;
+      std::cerr << "hmc: " << e.what() << "\n";  // rank 0 alone here: report()'s line, without a collective
+      code = exit_code(e);
     }
   }
   return mpi_.broadcast(code);

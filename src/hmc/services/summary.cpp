@@ -105,7 +105,7 @@ int print_summary(const std::string& dir, const std::string& format) {
     return 0;
   } catch (const RunError& e) {
     std::cerr << "hmc: " << e.what() << "\n";
-    return kExitRunError;
+    return exit_code(e);
   }
 }
 
