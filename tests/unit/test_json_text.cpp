@@ -105,9 +105,9 @@ TEST(JsonText, InputFilesAreCheckedBeforeReading) {
 
 TEST(Resources, SaturatingSizes) {
   const auto max = std::numeric_limits<std::int64_t>::max();
-  EXPECT_EQ(hmc::services::mul_sat(3, 4), 12);
-  EXPECT_EQ(hmc::services::mul_sat(std::int64_t{1} << 40, std::int64_t{1} << 40), max);
-  EXPECT_EQ(hmc::services::add_sat(max - 1, 5), max);
+  EXPECT_EQ(hmc::mul_sat(3, 4), 12);
+  EXPECT_EQ(hmc::mul_sat(std::int64_t{1} << 40, std::int64_t{1} << 40), max);
+  EXPECT_EQ(hmc::add_sat(max - 1, 5), max);
   EXPECT_EQ(hmc::services::format_bytes(512), "512 bytes");
   EXPECT_EQ(hmc::services::format_bytes(std::int64_t{3} << 29), "1.5 GiB");
 }

@@ -189,6 +189,8 @@ void validate_config(json& config, const Catalog& catalog, const std::string& co
     if (!k.default_value.is_null()) config[ptr] = k.default_value;
   }
 
+  if (config["output"]["dir"].get_ref<const std::string&>().empty()) config_error("/output/dir must not be empty");
+
   auto& data = config["model"];
   if (data.contains("data") && data["data"].is_string()) {
     if (data["data"].get_ref<const std::string&>().empty()) config_error("/model/data must not be empty");

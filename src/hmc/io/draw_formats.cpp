@@ -1,7 +1,6 @@
 #include "hmc/core/errors.hpp"
+#include "hmc/core/sizes.hpp"
 #include "hmc/io/draw_writer.hpp"
-
-#include <limits>
 
 namespace hmc::io {
 
@@ -41,11 +40,9 @@ std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats
   return writers;
 }
 
-std::int64_t stored_values(const StoreLayout& layout) {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  const auto mul = [](std::int64_t a, std::int64_t b) { return a <= 0 || b <= 0 ? 0 : (a > kMax / b ? kMax : a * b); };
-  const std::int64_t draws = layout.draws + layout.warmup_draws;
-  return mul(mul(layout.particles, draws), layout.num_columns());
+std::int64_t stored_bytes(const StoreLayout& layout, std::int64_t bytes_per_value) {
+  const std::int64_t draws = add_sat(layout.draws, layout.warmup_draws);
+  return mul_sat(mul_sat(mul_sat(layout.particles, draws), layout.num_columns()), bytes_per_value);
 }
 
 }  // namespace hmc::io

@@ -61,8 +61,9 @@ std::vector<std::string> format_names(const DrawFormats& formats);
 std::vector<std::unique_ptr<DrawWriter>> make_writers(const DrawFormats& formats, const std::vector<std::string>& names,
                                                       const WriterOptions& options);
 
-/// \brief Values of `layout` in both sections: particles × recorded draws × columns
-/// (parameters and statistics), saturating at INT64_MAX; the basis of the estimates.
-std::int64_t stored_values(const StoreLayout& layout);
+/// \brief Bytes of the draws of `layout` in both sections at `bytes_per_value`:
+/// particles × recorded draws × columns (parameters and statistics) × bytes_per_value,
+/// saturating at INT64_MAX; the basis of the size estimates.
+std::int64_t stored_bytes(const StoreLayout& layout, std::int64_t bytes_per_value);
 
 }  // namespace hmc::io

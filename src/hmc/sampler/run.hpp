@@ -95,8 +95,7 @@ class EnsembleSampler {
         adapt_(s.adapt.enabled && s.warmup > 0),
         chees_(s.adapt.enabled && s.adapt.trajectory == TrajectoryKind::kChees),
         dense_(s.adapt.metric == MetricKind::kDense),
-        capacity_(std::max(1, s.block_draws > 0 ? std::min(s.block_draws, std::max(s.kept(), s.kept_warmup()))
-                                                : std::max(s.kept(), s.kept_warmup()))),
+        capacity_(capacity_for(s)),
         rec_{ParticleView("hmc::accept_prob", n_),
              ParticleView("hmc::accept_sum", n_),
              ParticleView("hmc::divergences", n_),
@@ -455,6 +454,12 @@ class EnsembleSampler {
   }
 
  private:
+  /// Slots of the draw buffer: s.block_draws (0: all), never more than a section records.
+  static int capacity_for(const Settings& s) {
+    const int recorded = std::max(s.kept(), s.kept_warmup());
+    return std::max(1, s.block_draws > 0 ? std::min(s.block_draws, recorded) : recorded);
+  }
+
   /// The device buffer of recorded draws and its host copy, `capacity_` slots each.
   void allocate_record_buffers() {
     const int params = model_.num_params();

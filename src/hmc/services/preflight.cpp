@@ -39,7 +39,6 @@ void check_against_model(const io::RunConfig& run, const ModelShape& shape, bool
     throw ConfigError("config error: /sampler/init/values has " + std::to_string(s.init_values.size()) +
                       " entries; the model has " + std::to_string(dim) + " unconstrained coordinates");
   }
-  if (run.output.dir.empty()) throw ConfigError("config error: /output/dir must not be empty");
   const double eps = s.step_size;
   const double length = eps * static_cast<double>(s.leapfrog_steps);
   if (!std::isfinite(length)) {

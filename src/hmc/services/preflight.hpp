@@ -14,7 +14,7 @@ namespace hmc::services {
 /// \brief Throws DataError for a model of more coordinates than hmc supports
 /// (model::kMaxDim), ConfigError for settings that cannot work with this model: init
 /// values of the wrong length, "prior" init for a model that cannot draw from its prior,
-/// an empty /output/dir, a path length (step size x steps) that is not finite or
+/// a path length (step size x steps) that is not finite or
 /// underflows, superchains that do not divide the particles, a dense metric beyond its
 /// size limit.
 void check_against_model(const io::RunConfig& run, const ModelShape& shape, bool samples_prior);

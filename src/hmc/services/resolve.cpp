@@ -25,8 +25,7 @@ RunSpec resolve(const parallel::MpiContext& mpi, const Request& request, const i
     spec.command_line = request.command_line;
     spec.overwrite = request.overwrite;
     spec.validate_only = request.validate;
-    // An empty /output/dir is refused once the model is built (check_against_model).
-    if (!spec.run.output.dir.empty()) spec.paths = output_paths(spec.run.output.dir);
+    spec.paths = output_paths(spec.run.output.dir);  // not empty: validate_config refuses that
   });
   spec.t0 = request.t0;
   return broadcast_spec(mpi, spec);

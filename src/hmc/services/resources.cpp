@@ -20,7 +20,6 @@ namespace hmc::services {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 /// Libraries, Kokkos and MPI buffers: measured ~60 MB RSS for a tiny run.
 constexpr std::int64_t kBaseBytes = std::int64_t{64} << 20;
 /// The diagnostics and writers read the store back in slices of about this size, a
@@ -28,13 +27,6 @@ constexpr std::int64_t kBaseBytes = std::int64_t{64} << 20;
 constexpr std::int64_t kSliceBytes = std::int64_t{32} << 20;
 
 }  // namespace
-
-std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
-  if (a <= 0 || b <= 0) return 0;
-  return a > kMax / b ? kMax : a * b;
-}
-
-std::int64_t add_sat(std::int64_t a, std::int64_t b) { return a > kMax - b ? kMax : a + b; }
 
 MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root) {
   const std::int64_t particles = run.sampler.particles;
@@ -119,7 +111,7 @@ int ranks_on_node(const parallel::MpiContext& mpi) {
 
 std::int64_t estimate_output_bytes(const io::RunConfig& run, const hmc::StoreLayout& layout, const ModelShape& shape,
                                    const io::DrawFormats& formats) {
-  std::int64_t bytes = mul_sat(io::stored_values(layout), 8);  // the block store
+  std::int64_t bytes = io::stored_bytes(layout, 8);  // the block store
   for (const auto& w : io::make_writers(formats, run.output.formats, io::WriterOptions{})) {
     bytes = add_sat(bytes, w->size_estimate(layout));
   }

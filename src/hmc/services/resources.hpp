@@ -5,6 +5,7 @@
 /// (docs/clusters.md#memory, docs/output.md#disk-space).
 
 #include "hmc/core/draw_source.hpp"
+#include "hmc/core/sizes.hpp"
 #include "hmc/io/draw_writer.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/parallel/mpi_context.hpp"
@@ -32,10 +33,6 @@ struct MemoryEstimate {
   std::int64_t device = 0;
   std::int64_t host = 0;
 };
-
-/// Overflow-checked 64-bit size arithmetic: a * b and a + b, saturating at INT64_MAX.
-std::int64_t mul_sat(std::int64_t a, std::int64_t b);
-std::int64_t add_sat(std::int64_t a, std::int64_t b);
 
 /// \brief The estimate for a rank holding the most particles of a run of `ranks` ranks:
 /// rank 0 (`root`, which also gathers, checkpoints and summarises) or any other.

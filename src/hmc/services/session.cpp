@@ -154,7 +154,7 @@ RunFrame::RunFrame(const parallel::MpiContext& mpi, const RunSpec& spec) : mpi_(
   // checkpoint to resume from, as any failed run does.
   mpi.on_abort([paths = spec.paths] {
     std::error_code ec;
-    if (!paths.staging.empty() && !fs::exists(paths.checkpoint(), ec)) services::discard(paths);
+    if (!fs::exists(paths.checkpoint(), ec)) services::discard(paths);
   });
   if (!mpi.watch(spec.run.run.rank_timeout_s) && mpi.root()) {
     spdlog::warn("this MPI library does not provide MPI_THREAD_MULTIPLE: /run/rank_timeout_s is ignored");
@@ -168,7 +168,7 @@ RunFrame::~RunFrame() {
 }
 
 void RunFrame::discard() const {
-  if (!mpi_.root() || spec_.paths.staging.empty()) return;
+  if (!mpi_.root()) return;
   // Removing a large store can outlast the timeout while the other ranks wait: solo work.
   const parallel::SoloWork solo;
   services::discard(spec_.paths);

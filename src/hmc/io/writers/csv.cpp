@@ -11,10 +11,7 @@ class CsvWriter : public DrawWriter {
   explicit CsvWriter(const WriterOptions& o) : precision_(o.precision) {}
   std::string file_name() const override { return "draws.csv"; }
   /// About 25 bytes a value.
-  std::int64_t size_estimate(const StoreLayout& layout) const override {
-    const std::int64_t v = stored_values(layout);
-    return v > INT64_MAX / 25 ? INT64_MAX : v * 25;
-  }
+  std::int64_t size_estimate(const StoreLayout& layout) const override { return stored_bytes(layout, 25); }
   void write(const std::string& path, const DrawSource& source,
              const std::function<void(double)>& progress) const override {
     write_draws_csv(path, source, precision_, progress);

@@ -12,10 +12,7 @@ class NetcdfWriter : public DrawWriter {
   explicit NetcdfWriter(const WriterOptions& o) : attributes_(o.attributes) { options_.compression = o.compression; }
   std::string file_name() const override { return "draws.nc"; }
   /// Uncompressed: 8 bytes a value (coordinates and attributes are small beside them).
-  std::int64_t size_estimate(const StoreLayout& layout) const override {
-    const std::int64_t v = stored_values(layout);
-    return v > INT64_MAX / 8 ? INT64_MAX : v * 8;
-  }
+  std::int64_t size_estimate(const StoreLayout& layout) const override { return stored_bytes(layout, 8); }
   void write(const std::string& path, const DrawSource& source,
              const std::function<void(double)>& progress) const override {
     write_inference_data(path, source, options_, attributes_, progress);
