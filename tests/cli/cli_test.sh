@@ -199,11 +199,16 @@ PY
 
 case_reproducible() {
   # The same seed gives byte-identical draws on 1, 2, 4 ranks and 1, 2 threads, with
-  # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric).
-  local variant cfg extra ref h np threads tag
-  for variant in "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense"; do
+  # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric), for
+  # /sampler/algorithm hmc and nuts.
+  local variant cfg extra ref h np threads tag sets s
+  local nuts="sampler.algorithm=nuts sampler.adapt.trajectory=fixed"
+  for variant in "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense" \
+      "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense"; do
     read -r cfg extra <<<"$variant"
-    tag=$cfg${extra:+-dense}
+    tag=$cfg${extra:+-$(tr -c 'a-z0-9\n' - <<<"$extra")}
+    sets=()
+    for s in $extra; do sets+=(--set "$s"); done
     ref=""
     for run in "1 1" "1 2" "2 1" "4 1" "2 2"; do
       read -r np threads <<<"$run"
@@ -212,7 +217,7 @@ case_reproducible() {
           --config "$HMC_SOURCE_DIR/configs/$cfg.json" --set "output.dir=$out" --set sampler.particles=37 \
           --set sampler.warmup=60 --set sampler.draws=40 --set sampler.thin=2 --set log.level=warn \
           --set output.formats=both --set output.flush_every=7 \
-          ${extra:+--set "$extra"} >/dev/null 2>"$out.err"; then
+          "${sets[@]}" >/dev/null 2>"$out.err"; then
         fail "$tag np=$np threads=$threads: $(tail -3 "$out.err")"; continue
       fi
       h=$(cat "$out/draws.csv" "$out/draws.nc" | sha256sum | cut -d' ' -f1)
@@ -220,7 +225,11 @@ case_reproducible() {
       [[ $h == "$ref" ]] && pass "$tag np=$np threads=$threads $h" || fail "$tag np=$np threads=$threads: $h != $ref"
       grep -q "\"ranks\": $np" "$out/summary.json" || fail "$tag np=$np: summary.json ranks"
     done
-    grep -q '"trajectory": "chees"' "$out/summary.json" || fail "$tag: not adapted with ChEES"
+    if [[ $extra == *nuts* ]]; then
+      grep -q '"algorithm": "nuts"' "$out/summary.json" || fail "$tag: not sampled with NUTS"
+    else
+      grep -q '"trajectory": "chees"' "$out/summary.json" || fail "$tag: not adapted with ChEES"
+    fi
   done
 }
 
@@ -249,14 +258,18 @@ run_np() { # run_np NP command...: NP ranks (1: no mpiexec)
   if [[ $np -eq 1 ]]; then "$@"; else "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$@"; fi
 }
 
-case_resume() {
+# resume_runs SET...: the stop-and-resume scenarios of case_resume for the coin-toss
+# config with the extra --set assignments SET (e.g. /sampler/algorithm nuts); sets
+# `common` (the run's arguments) for the caller.
+resume_runs() {
   # A run stopped by SIGTERM at a random iteration (warmup or sampling; 1 or 2 ranks; the
   # signal reaching one rank only) exits 75 with a checkpoint, and `hmc resume` (on the same
   # or another rank count) ends with the files of an uninterrupted run, byte for byte.
-  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" scenario np_run np_resume phase it out rc err
-  local common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=80 --set sampler.draws=120
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" scenario np_run np_resume phase it out rc err s
+  common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=80 --set sampler.draws=120
     --set sampler.thin=1 --set output.formats=both --set output.save_warmup=true --set output.flush_every=16
     --set output.checkpoint_every=25 --set log.level=info)
+  for s in "$@"; do common+=(--set "$s"); done
   if ! "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err"; then
     fail "reference run: $(tail -3 "$work/ref.err")"; return
   fi
@@ -300,6 +313,24 @@ case_resume() {
       fail "SIGKILL at iteration $it: resumed from '${from}': $err"
     fi
   done
+}
+
+case_resume_nuts() {
+  # The same with /sampler/algorithm nuts; and a checkpoint of one algorithm is refused by
+  # a run of the other.
+  local common=()
+  resume_runs sampler.algorithm=nuts sampler.adapt.trajectory=fixed
+  local nuts_out="$work/nuts-stopped" hmc_out="$work/hmc-stopped"
+  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$nuts_out" >/dev/null 2>&1
+  HMC_TEST_SIGNAL=50 "$HMC" --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.particles=45 \
+    --set sampler.warmup=80 --set sampler.draws=120 --set "output.dir=$hmc_out" >/dev/null 2>&1
+  cp "$nuts_out.partial/checkpoint.bin" "$hmc_out.partial/checkpoint.bin"
+  expect_exit 4 'is of /sampler/algorithm nuts; this run.s is hmc' -- "$HMC" resume "$hmc_out"
+}
+
+case_resume() {
+  local common=()
+  resume_runs
   # What cannot be resumed is refused with one line.
   expect_exit 4 'no checkpointed run' -- "$HMC" resume "$work/nothing-here"
   expect_exit 4 'has finished' -- "$HMC" resume "$work/ref"

@@ -238,7 +238,7 @@ Moments3 quadrature(const json& data, double sa, double sb, int K) {
   return out;
 }
 
-TEST(LogisticRegression, PosteriorMatchesQuadrature) {
+void posterior_matches_quadrature(hmc::Algorithm algorithm) {
   const json data = standard_data();
   ASSERT_EQ(data.at("x").size(), 100u);
   ASSERT_EQ(data.at("x").at(0).size(), 2u);
@@ -261,6 +261,7 @@ TEST(LogisticRegression, PosteriorMatchesQuadrature) {
   s.leapfrog_steps = 8;
   s.seed = 20261202;
   s.adapt.enabled = false;  // a fixed step size and path length: the engine itself
+  s.algorithm = algorithm;
   const auto draws = hmc::test::sample(model, s, 0, s.particles);
   const auto summary = hmc::test::summarize(draws, model.parameter_names());
   ASSERT_EQ(summary.size(), 3u);
@@ -277,5 +278,8 @@ TEST(LogisticRegression, PosteriorMatchesQuadrature) {
                 ref.mean[k], p.mcse_mean, p.sd, sd_ref, p.mcse_sd);
   }
 }
+
+TEST(LogisticRegression, PosteriorMatchesQuadrature) { posterior_matches_quadrature(hmc::Algorithm::kHmc); }
+TEST(LogisticRegression, NutsPosteriorMatchesQuadrature) { posterior_matches_quadrature(hmc::Algorithm::kNuts); }
 
 }  // namespace

@@ -39,7 +39,7 @@ class ToyWriter : public hmc::io::DrawWriter {
       source.read(hmc::Section::kPosterior, c, 0, l.particles, v.data());
       double sum = 0.0;
       for (double x : v) sum += x;
-      os << (c < l.num_params() ? l.param_names[c] : hmc::stat_name(c - l.num_params())) << " " << sum << "\n";
+      os << (c < l.num_params() ? l.param_names[c] : l.stat_of(c).name) << " " << sum << "\n";
       if (progress) progress(static_cast<double>(c + 1) / l.num_columns());
     }
     hmc::io::write_file_atomic(path, os.str());

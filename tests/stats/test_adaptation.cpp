@@ -26,9 +26,10 @@ void expect_moments(const hmc::diagnostics::ParameterSummary& s, double mean, do
 
 double post_warmup_acceptance(const hmc::test::LocalDraws& d) {
   double sum = 0.0;
-  for (std::size_t i = 0; i < d.accept_prob.extent(0); ++i)
-    for (std::size_t t = 0; t < d.accept_prob.extent(1); ++t) sum += d.accept_prob(i, t);
-  return sum / static_cast<double>(d.accept_prob.size());
+  const auto accept = d.stat("acceptance_rate");
+  for (std::size_t i = 0; i < accept.extent(0); ++i)
+    for (std::size_t t = 0; t < accept.extent(1); ++t) sum += accept(i, t);
+  return sum / static_cast<double>(accept.extent(0) * accept.extent(1));
 }
 
 hmc::sampler::Settings adaptive(const std::string& metric, const std::string& trajectory, std::uint64_t seed) {
@@ -46,12 +47,13 @@ hmc::sampler::Settings adaptive(const std::string& metric, const std::string& tr
   return s;
 }
 
-TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
+void badly_scaled_gaussian(hmc::Algorithm algorithm) {
   // k from 1 to 10^4: standard deviations from 1 to 0.01.
   std::vector<double> k;
   for (int i = 0; i < 10; ++i) k.push_back(std::pow(10.0, 4.0 * i / 9.0));
   const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", k}}, nullptr);
-  const auto s = adaptive("diag", "chees", 31);
+  auto s = adaptive("diag", algorithm == hmc::Algorithm::kNuts ? "fixed" : "chees", 31);
+  s.algorithm = algorithm;
   const auto draws = hmc::test::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
@@ -63,6 +65,10 @@ TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) {
   const auto summary = hmc::test::summarize(draws, model.parameter_names());
   for (std::size_t i = 0; i < k.size(); ++i) expect_moments(summary[i], 0.0, 1.0 / k[i]);
 }
+
+TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) { badly_scaled_gaussian(hmc::Algorithm::kHmc); }
+// NUTS: dual averaging drives the mean acceptance statistic of its trees to the target.
+TEST(Adaptation, NutsBadlyScaledGaussianDiagonalMetric) { badly_scaled_gaussian(hmc::Algorithm::kNuts); }
 
 TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
   // Four coordinates, scales 1, 2, 0.5, 3, every correlation 0.95.

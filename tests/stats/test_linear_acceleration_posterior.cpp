@@ -162,9 +162,10 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
   expect_conjugate_posterior(draws, summary, exact);
 }
 
-// The shipped config as it ships: adaptation on (diag metric, ChEES), its own start.
-TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) {
-  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", {},
+// The shipped config as it ships: adaptation on (diag metric, ChEES), its own start;
+// and with /sampler/algorithm nuts.
+void default_config_matches(const std::vector<std::string>& sets) {
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", sets,
                                                 hmc::models::catalog());
   const auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/linear_acceleration.json should adapt";
@@ -173,6 +174,11 @@ TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGau
   const auto draws = hmc::test::sample(model, s, 0, s.particles);
   const auto summary = hmc::test::summarize(draws, model.parameter_names());
   expect_conjugate_posterior(draws, summary, exact);
+}
+
+TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) { default_config_matches({}); }
+TEST(Posterior, NutsLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
+  default_config_matches({"sampler.algorithm=nuts"});
 }
 
 }  // namespace

@@ -37,14 +37,16 @@ std::vector<hmc::diagnostics::ParameterSummary> run(const Model& m, const hmc::s
   return hmc::test::summarize(draws, m.parameter_names());
 }
 
-TEST(Posterior, CoinTossStandardTossesMatchBeta) {
+void coin_toss_matches_beta(hmc::Algorithm algorithm) {
   std::ifstream in(std::string(HMC_SOURCE_DIR) + "/configs/data/coin_toss.json");
   ASSERT_TRUE(in);
   const json data = json::parse(in);
   const auto model = hmc::models::CoinToss::from_config({{"priors", {{"a", 1.0}, {"b", 1.0}}}}, data);
   const auto counts = hmc::models::CoinToss::count_tosses(data);
   ASSERT_EQ(counts.size(), 2u);
-  const auto summary = run(model, settings(0.5, 8, 2026));
+  auto s = settings(0.5, 8, 2026);
+  s.algorithm = algorithm;
+  const auto summary = run(model, s);
   for (std::size_t c = 0; c < counts.size(); ++c) {
     const double a = 1.0 + counts[c].first, b = 1.0 + counts[c].second;  // Beta(1 + heads, 1 + tails)
     const double mean = a / (a + b), var = a * b / ((a + b) * (a + b) * (a + b + 1));
@@ -52,6 +54,10 @@ TEST(Posterior, CoinTossStandardTossesMatchBeta) {
   }
   EXPECT_NEAR(1.0 + counts[1].first, 31.0, 0.0);  // coin 2: Beta(31, 11), mean 31/42
 }
+
+TEST(Posterior, CoinTossStandardTossesMatchBeta) { coin_toss_matches_beta(hmc::Algorithm::kHmc); }
+// NUTS at the same fixed step size, no adaptation.
+TEST(Posterior, NutsCoinTossStandardTossesMatchBeta) { coin_toss_matches_beta(hmc::Algorithm::kNuts); }
 
 TEST(Posterior, DiagonalOscillatorMatchesGaussian) {
   const std::vector<double> k = {1, 4, 9, 16}, c = {0, 1, -1, 2};

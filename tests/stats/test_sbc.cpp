@@ -52,7 +52,7 @@ double chi2(const std::vector<int>& ranks) {
   return c;
 }
 
-TEST(Sbc, CoinTossRanksAreUniform) {
+void coin_toss_ranks(hmc::Algorithm algorithm) {
   std::mt19937_64 rng(2024);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::vector<int> ranks;
@@ -62,11 +62,16 @@ TEST(Sbc, CoinTossRanksAreUniform) {
     for (int t = 0; t < 20; ++t) tosses.push_back(uniform(rng) < p ? 1 : 0);
     const auto model =
         hmc::models::CoinToss::from_config({{"priors", {{"a", 1.0}, {"b", 1.0}}}}, {{"tosses", json::array({tosses})}});
-    const auto draws = hmc::test::sample(model, sbc_settings(1000 + r), 0, kParticles);
+    auto s = sbc_settings(1000 + r);
+    s.algorithm = algorithm;
+    const auto draws = hmc::test::sample(model, s, 0, kParticles);
     ranks.push_back(rank_of(draws, 0, p));
   }
   EXPECT_LT(chi2(ranks), kChi2Critical);
 }
+
+TEST(Sbc, CoinTossRanksAreUniform) { coin_toss_ranks(hmc::Algorithm::kHmc); }
+TEST(Sbc, NutsCoinTossRanksAreUniform) { coin_toss_ranks(hmc::Algorithm::kNuts); }
 
 double clamp(double x, double lo, double hi) {
   const double margin = 1e-3 * (hi - lo);
@@ -92,7 +97,7 @@ std::vector<double> least_squares(const json& t, const json& z) {
   return {a[0][3] / a[0][0], a[1][3] / a[1][1], a[2][3] / a[2][2]};
 }
 
-TEST(Sbc, LinearAccelerationRanksAreUniform) {
+void linear_acceleration_ranks(hmc::Algorithm algorithm) {
   std::mt19937_64 rng(2025);
   std::uniform_real_distribution<double> h_prior(70.0, 150.0), v_prior(20.0, 100.0);
   std::normal_distribution<double> g_prior(-6.0, 2.0), noise(0.0, 3.0);
@@ -108,6 +113,7 @@ TEST(Sbc, LinearAccelerationRanksAreUniform) {
     const auto model = hmc::models::LinearAcceleration::from_config({{"name", "linear_acceleration"}, {"sigma", 3.0}},
                                                                     {{"t", t}, {"z", z}});
     auto s = sbc_settings(5000 + r);
+    s.algorithm = algorithm;
     s.adapt.metric = hmc::MetricKind::kDense;  // h, v0 and g are strongly correlated
     s.warmup = 200;
     // Start near the least-squares fit of the simulated data (as configs/linear_acceleration.json
@@ -124,5 +130,8 @@ TEST(Sbc, LinearAccelerationRanksAreUniform) {
   }
   for (int k = 0; k < 3; ++k) EXPECT_LT(chi2(ranks[k]), kChi2Critical) << "parameter " << k;
 }
+
+TEST(Sbc, LinearAccelerationRanksAreUniform) { linear_acceleration_ranks(hmc::Algorithm::kHmc); }
+TEST(Sbc, NutsLinearAccelerationRanksAreUniform) { linear_acceleration_ranks(hmc::Algorithm::kNuts); }
 
 }  // namespace

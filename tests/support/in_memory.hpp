@@ -12,6 +12,7 @@
 #include "hmc/core/draws.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/diagnostics/summary.hpp"
+#include "hmc/sampler/kernels.hpp"
 #include "hmc/sampler/run.hpp"
 
 #include <chrono>
@@ -26,14 +27,31 @@ namespace hmc::test {
 /// \brief What one process recorded, on the host, particle-major.
 struct LocalDraws {
   using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using HostStat = Kokkos::View<double**, Kokkos::LayoutStride, Kokkos::HostSpace>;
   using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
-  HostDraws draws;                                           ///< [particle][draw][param]
-  HostStats lp, accept_prob, divergent, n_leapfrog, energy;  ///< [particle][draw]
-  HostVector accept_sum, divergences;                        ///< per particle, post-warmup
+  HostDraws draws;                                                 ///< [particle][draw][param]
+  HostDraws stats;                                                 ///< [particle][draw][statistic]
+  std::vector<hmc::StatColumn> columns = hmc::hmc_stat_columns();  ///< the kernel's statistics
+  HostVector accept_sum, divergences;                              ///< per particle, post-warmup
   hmc::Adapted adapted;
   double sampling_s = 0.0;
   std::int64_t grad_evals = 0;  ///< leapfrog steps of warmup and sampling
+
+  /// Index of the statistic named `name` in `columns`; RunError when there is none.
+  int stat_index(const std::string& name) const {
+    for (std::size_t k = 0; k < columns.size(); ++k)
+      if (columns[k].name == name) return static_cast<int>(k);
+    throw hmc::RunError("LocalDraws: no statistic " + name);
+  }
+  /// Statistic `name` of every particle and draw: [particle][draw].
+  HostStat stat(const std::string& name) const {
+    return Kokkos::subview(stats, Kokkos::ALL(), Kokkos::ALL(), stat_index(name));
+  }
+  /// Room for `particles` x `draws` draws of `params` parameters and the statistics of `columns`.
+  void allocate(std::size_t particles, std::size_t n_draws, std::size_t params) {
+    draws = HostDraws("hmc::draws_host", particles, n_draws, params);
+    stats = HostDraws("hmc::stats_host", particles, n_draws, columns.size());
+  }
 };
 
 /// \brief Copies a post-warmup block into the whole-run arrays (warmup blocks are skipped).
@@ -44,21 +62,19 @@ inline void append_block(LocalDraws& all, const hmc::DrawBlock& b) {
     for (int k = 0; k < b.count; ++k) {
       const std::size_t d = static_cast<std::size_t>(b.first_draw) + k;
       for (std::size_t j = 0; j < params; ++j) all.draws(i, d, j) = b.draws(i, k, j);
-      all.lp(i, d) = b.lp(i, k);
-      all.accept_prob(i, d) = b.accept_prob(i, k);
-      all.divergent(i, d) = b.divergent(i, k);
-      all.n_leapfrog(i, d) = b.n_leapfrog(i, k);
-      all.energy(i, d) = b.energy(i, k);
+      for (std::size_t j = 0; j < all.stats.extent(2); ++j) all.stats(i, d, j) = b.stats(i, k, j);
     }
 }
 
 /// \brief Particles [first, first + count) of an ensemble of s.particles: initialise
 /// (throwing InitError if any cannot start), run every iteration, keep every post-warmup
-/// draw. `allreduce` joins the ensemble sums of other processes (tests/mpi).
-template <class Model>
-LocalDraws sample(const Model& model, const hmc::sampler::Settings& s, std::int64_t first, std::int64_t count,
-                  const hmc::sampler::ProgressCallback& progress = {}, hmc::Allreduce allreduce = hmc::no_allreduce()) {
-  hmc::sampler::EnsembleSampler<Model> sampler(model, s, first, count, std::move(allreduce));
+/// draw. `allreduce` joins the ensemble sums of other processes (tests/mpi). The kernel
+/// is s.algorithm's (sampler/kernels.hpp), or Kernel when given.
+template <class Model, class Kernel>
+LocalDraws sample_with(const Model& model, const hmc::sampler::Settings& s, std::int64_t first, std::int64_t count,
+                       const hmc::sampler::ProgressCallback& progress = {},
+                       hmc::Allreduce allreduce = hmc::no_allreduce()) {
+  hmc::sampler::EnsembleSampler<Model, Kernel> sampler(model, s, first, count, std::move(allreduce));
   if (const int bad = sampler.initialise(); bad > 0) {
     throw hmc::sampler::InitError(std::to_string(bad) + " of " + std::to_string(count) +
                                   " particles found no finite log density in " + std::to_string(s.init_attempts) +
@@ -68,12 +84,8 @@ LocalDraws sample(const Model& model, const hmc::sampler::Settings& s, std::int6
   const auto n = static_cast<std::size_t>(count);
   const auto kept = static_cast<std::size_t>(s.kept());
   LocalDraws out;
-  out.draws = LocalDraws::HostDraws("hmc::draws_host", n, kept, model.num_params());
-  out.lp = LocalDraws::HostStats("hmc::lp_host", n, kept);
-  out.accept_prob = LocalDraws::HostStats("hmc::accept_host", n, kept);
-  out.divergent = LocalDraws::HostStats("hmc::divergent_host", n, kept);
-  out.n_leapfrog = LocalDraws::HostStats("hmc::steps_host", n, kept);
-  out.energy = LocalDraws::HostStats("hmc::energy_host", n, kept);
+  out.columns = Kernel::stat_columns();
+  out.allocate(n, kept, static_cast<std::size_t>(model.num_params()));
   while (!sampler.done()) {
     sampler.iterate(progress, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (sampler.block_ready()) append_block(out, sampler.take_block());
@@ -93,15 +105,24 @@ LocalDraws sample(const Model& model, const hmc::sampler::Settings& s, std::int6
   return out;
 }
 
-/// \brief Reads a LocalDraws as a posterior section; no warmup draws. The step_size
-/// column is `all.adapted.step_size` in every row; a statistic whose View is
-/// unallocated reads as NaN. Keeps a reference: `all` must outlive the source.
+template <class Model>
+LocalDraws sample(const Model& model, const hmc::sampler::Settings& s, std::int64_t first, std::int64_t count,
+                  const hmc::sampler::ProgressCallback& progress = {}, hmc::Allreduce allreduce = hmc::no_allreduce()) {
+  return hmc::sampler::visit_kernel(s.algorithm, [&](auto kernel) {
+    using Kernel = typename decltype(kernel)::template type<Model>;
+    return sample_with<Model, Kernel>(model, s, first, count, progress, std::move(allreduce));
+  });
+}
+
+/// \brief Reads a LocalDraws as a posterior section; no warmup draws. Statistics that
+/// were not allocated read as NaN. Keeps a reference: `all` must outlive the source.
 class LocalDrawsSource : public hmc::DrawSource {
  public:
   LocalDrawsSource(const LocalDraws& all, std::vector<std::string> param_names) : all_(all) {
     layout_.particles = static_cast<std::int64_t>(all.draws.extent(0));
     layout_.draws = static_cast<std::int64_t>(all.draws.extent(1));
     layout_.param_names = std::move(param_names);
+    layout_.stats = all.columns;
     if (layout_.param_names.size() != all.draws.extent(2)) {
       throw hmc::RunError("LocalDrawsSource: " + std::to_string(layout_.param_names.size()) + " names for " +
                           std::to_string(all.draws.extent(2)) + " parameters");
@@ -124,31 +145,12 @@ class LocalDrawsSource : public hmc::DrawSource {
         for (std::int64_t d = 0; d < draws; ++d) *out++ = all_.draws(p, d, column);
       return;
     }
-    const LocalDraws::HostStats* v = nullptr;
-    switch (column - params) {
-      case hmc::kStatLp:
-        v = &all_.lp;
-        break;
-      case hmc::kStatAccept:
-        v = &all_.accept_prob;
-        break;
-      case hmc::kStatSteps:
-        v = &all_.n_leapfrog;
-        break;
-      case hmc::kStatDiverging:
-        v = &all_.divergent;
-        break;
-      case hmc::kStatEnergy:
-        v = &all_.energy;
-        break;
-      default:
-        break;  // kStatStepSize
-    }
-    const bool present = v != nullptr && static_cast<std::int64_t>(v->extent(0)) >= p1 &&
-                         static_cast<std::int64_t>(v->extent(1)) == draws;
-    const double fill = v == nullptr ? all_.adapted.step_size : std::numeric_limits<double>::quiet_NaN();
+    const auto& v = all_.stats;
+    const std::size_t k = static_cast<std::size_t>(column - params);
+    const bool present = static_cast<std::int64_t>(v.extent(0)) >= p1 &&
+                         static_cast<std::int64_t>(v.extent(1)) == draws && v.extent(2) > k;
     for (std::int64_t p = p0; p < p1; ++p)
-      for (std::int64_t d = 0; d < draws; ++d) *out++ = present ? (*v)(p, d) : fill;
+      for (std::int64_t d = 0; d < draws; ++d) *out++ = present ? v(p, d, k) : std::numeric_limits<double>::quiet_NaN();
   }
 
  private:

@@ -136,14 +136,14 @@ TEST(Resources, BlockDrawsFollowWhatIsRecorded) {
   c.sampler.warmup = 1000;
   c.sampler.draws = 100;
   // Warmup draws are not saved: a block holds at most the 100 recorded draws.
-  EXPECT_EQ(c.block_draws(2), 100);
+  EXPECT_EQ(c.block_draws(8), 100);
   c.sampler.save_warmup = true;
-  EXPECT_EQ(c.block_draws(2), 1000);
+  EXPECT_EQ(c.block_draws(8), 1000);
   c.output.flush_every = 7;
-  EXPECT_EQ(c.block_draws(2), 7);
+  EXPECT_EQ(c.block_draws(8), 7);
   c.output.flush_every = 0;
   c.sampler.particles = 1 << 17;  // 8 columns of 2^17 particles, 8 MiB a draw: 32 MiB is 4 draws
-  EXPECT_EQ(c.block_draws(2), 4);
+  EXPECT_EQ(c.block_draws(8), 4);
 }
 
 TEST(Resources, MemoryEstimateScalesWithParticlesAndRanks) {

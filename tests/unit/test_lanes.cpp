@@ -1,12 +1,15 @@
-// The lane kernel (sampler/lanes.hpp) against the one-particle-per-thread kernel
-// (sampler/transition.hpp): the same transition from the same state and random numbers.
+// The kernels' lane paths (sampler/lanes.hpp) against their one-particle-per-thread
+// transitions (hmc_kernel.hpp, nuts_kernel.hpp): the same transition from the same state
+// and random numbers.
 // The vector exp/log may differ from the scalar ones by a few ulp, so values agree to a
 // tolerance, decisions (accepted or not, divergent or not, steps) exactly.
 #include "coin_toss.hpp"
 #include "harmonic_oscillator.hpp"
 #include "hmc/model/concept.hpp"
+#include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/metric.hpp"
+#include "hmc/sampler/nuts_kernel.hpp"
 #include "hmm.hpp"
 #include "linear_acceleration.hpp"
 
@@ -21,8 +24,6 @@
 namespace {
 
 using hmc::sampler::EnsembleState;
-using hmc::sampler::HmcLaneTransition;
-using hmc::sampler::HmcTransition;
 using hmc::sampler::TransitionRecord;
 using nlohmann::json;
 
@@ -34,26 +35,22 @@ struct Case {
   bool dense = false;
   bool chees = false;
   double temperature = 1.0;
+  int depth = 10;  ///< NUTS
 };
 
-TransitionRecord make_record(int n, int params) {
+TransitionRecord make_record(int n, int params, int stats) {
   TransitionRecord r;
-  r.accept_prob = hmc::ParticleView("accept_prob", n);
   r.accept_sum = hmc::ParticleView("accept_sum", n);
   r.divergences = hmc::ParticleView("divergences", n);
   r.steps_sum = hmc::ParticleView("steps_sum", n);
-  r.stats = hmc::StateView("stats", n, 2);
+  r.adapt = hmc::StateView("adapt", n, 2);
   r.draws = hmc::DrawView("draws", n, 1, params);
-  r.draw_lp = hmc::DrawStatView("draw_lp", n, 1);
-  r.draw_accept = hmc::DrawStatView("draw_accept", n, 1);
-  r.draw_divergent = hmc::DrawStatView("draw_divergent", n, 1);
-  r.draw_steps = hmc::DrawStatView("draw_steps", n, 1);
-  r.draw_energy = hmc::DrawStatView("draw_energy", n, 1);
+  r.stats = hmc::DrawView("stats", n, 1, stats);
   return r;
 }
 
 struct Outcome {
-  std::vector<double> q, grad, lp, accept, stats1, steps, divergent, energy, draws;
+  std::vector<double> q, grad, lp, accept, stats1, steps, divergent, stats, draws;
 };
 
 template <class V>
@@ -92,8 +89,9 @@ EnsembleState start(const Model& m, int n, const std::vector<double>& centre, do
   return s;
 }
 
-template <class Model>
+template <template <class> class K, class Model>
 Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes) {
+  using Kernel = K<Model>;
   const int n = static_cast<int>(from.q.extent(0)), d = m.dim();
   EnsembleState s(n, d, hmc::model::scratch_size(m));
   Kokkos::deep_copy(s.q, from.q);
@@ -108,44 +106,51 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
         sigma[i * d + j] = i == j ? 1.0 + 0.1 * i : 0.1 / ((1.0 + std::abs(i - j)) * (1.0 + std::abs(i - j)));
     }
   }
-  hmc::VectorView centre;
-  if (c.chees) {
-    centre = hmc::VectorView("centre", d);
-    Kokkos::deep_copy(centre, 0.1);
+  hmc::sampler::Settings settings;
+  settings.step_size = c.step_size;
+  settings.leapfrog_steps = c.steps;
+  settings.max_tree_depth = c.depth;
+  auto ks = Kernel::settings(settings);
+  if constexpr (hmc::sampler::adapts_length<Kernel>()) {
+    ks.jitter = c.jitter;
+    ks.length = c.length;
+    ks.max_steps = 1000;
+    if (c.chees) {
+      ks.centre = hmc::VectorView("centre", d);
+      Kokkos::deep_copy(ks.centre, 0.1);
+    }
   }
-  HmcTransition<Model> t{m,
-                         s,
-                         make_record(n, m.num_params()),
-                         c.dense ? hmc::sampler::dense_metric(sigma, d) : hmc::sampler::diagonal_metric(sigma),
-                         d,
-                         c.step_size,
-                         c.steps,
-                         c.jitter,
-                         c.length,
-                         1000,
-                         c.temperature,
-                         20261202u,
-                         5,
-                         3,
-                         true,
-                         0,
-                         centre};
+  const int stats = static_cast<int>(Kernel::stat_columns().size());
+  Kernel k(m, ks, hmc::StateView("scratch", n, Kernel::scratch_size(d, ks)));
+  k.step.state = s;
+  k.step.record = make_record(n, m.num_params(), stats);
+  k.step.metric = c.dense ? hmc::sampler::dense_metric(sigma, d) : hmc::sampler::diagonal_metric(sigma);
+  k.step.dim = d;
+  k.step.step_size = c.step_size;
+  k.step.temperature = c.temperature;
+  k.step.seed = 20261202u;
+  k.step.first_particle = 5;
+  k.step.iteration = 3;
+  k.step.count = true;
+  k.step.slot = 0;
   if (lanes) {
-    Kokkos::parallel_for("test::lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, HmcLaneTransition<Model>::blocks(n)),
-                         HmcLaneTransition<Model>{t, n});
+    const Kernel& kk = k;
+    Kokkos::parallel_for("test::lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, (n + hmc::kLanes - 1) / hmc::kLanes),
+                         [&kk](const int block) { kk.lanes(block); });
   } else {
-    Kokkos::parallel_for("test::scalar", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), t);
+    Kokkos::parallel_for("test::scalar", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), k);
   }
   Kokkos::fence();
+  const auto& r = k.step.record;
   return {flat(s.q),
           flat(s.grad),
           flat(s.lp),
-          flat(t.record.accept_prob),
-          flat(Kokkos::subview(t.record.stats, Kokkos::ALL, 1)),
-          flat(t.record.steps_sum),
-          flat(t.record.divergences),
-          flat(t.record.draw_energy),
-          flat(t.record.draws)};
+          flat(Kokkos::subview(r.adapt, Kokkos::ALL, 0)),
+          flat(Kokkos::subview(r.adapt, Kokkos::ALL, 1)),
+          flat(r.steps_sum),
+          flat(r.divergences),
+          flat(r.stats),
+          flat(r.draws)};
 }
 
 void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol, const char* what) {
@@ -158,10 +163,10 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
 }
 
 // Returns the number of accepted particles, so a case can check it tests both outcomes.
-template <class Model>
+template <template <class> class K = hmc::sampler::HmcKernel, class Model>
 int expect_same(const Model& m, int n, const std::vector<double>& centre, double spread, const Case& c) {
   const auto s = start(m, n, centre, spread);
-  const Outcome a = run(m, s, c, false), b = run(m, s, c, true);
+  const Outcome a = run<K>(m, s, c, false), b = run<K>(m, s, c, true);
   EXPECT_EQ(a.steps, b.steps);
   EXPECT_EQ(a.divergent, b.divergent);
   expect_close(a.q, b.q, 1e-9, "q");
@@ -169,7 +174,7 @@ int expect_same(const Model& m, int n, const std::vector<double>& centre, double
   expect_close(a.lp, b.lp, 1e-9, "lp");
   expect_close(a.accept, b.accept, 1e-9, "accept_prob");
   expect_close(a.stats1, b.stats1, 1e-8, "chees term");
-  expect_close(a.energy, b.energy, 1e-9, "energy");
+  expect_close(a.stats, b.stats, 1e-9, "statistics");
   expect_close(a.draws, b.draws, 1e-9, "draws");
   const auto q0 = flat(s.q);
   int moved = 0;
@@ -276,6 +281,48 @@ TEST(Lanes, HmmGaussianMatchesTheScalarKernel) {
   c.step_size = 0.01;
   c.steps = 15;
   EXPECT_GT(expect_same(m, 11, std::vector<double>(m.dim(), 0.0), 0.5, c), 0);
+}
+
+// NUTS: each lane its own tree; the trees of a block differ in depth, so lanes finish
+// at different lock steps and take steps of size 0 until the last one is done. Decisions
+// (tree depth, steps, divergence) agree exactly, values to the vector math's tolerance.
+TEST(Lanes, NutsCoinTossMatchesTheScalarKernel) {
+  Case c;
+  c.step_size = 0.3;
+  EXPECT_GT(expect_same<hmc::sampler::NutsKernel>(coins(), 29, {0.0, 0.0, 0.0}, 2.0, c), 0);
+}
+
+TEST(Lanes, NutsHarmonicOscillatorMatchesTheScalarKernel) {
+  const auto m = springs(20);
+  std::vector<double> centre(20, 0.0);
+  Case diag;
+  diag.step_size = 0.2;
+  EXPECT_GT(expect_same<hmc::sampler::NutsKernel>(m, 17, centre, 1.0, diag), 0);
+  Case dense;
+  dense.dense = true;
+  dense.step_size = 0.15;
+  dense.temperature = 2.0;
+  dense.depth = 4;  // some trees reach the largest depth
+  EXPECT_GT(expect_same<hmc::sampler::NutsKernel>(m, 9, centre, 1.0, dense), 0);
+}
+
+TEST(Lanes, NutsDivergencesAsInTheScalarKernel) {
+  const auto m = springs(20);
+  Case wild;
+  wild.step_size = 3.0;
+  EXPECT_EQ(expect_same<hmc::sampler::NutsKernel>(m, 11, std::vector<double>(20, 0.0), 1.0, wild), 0);
+}
+
+TEST(Lanes, NutsLinearAccelerationAndHmmMatchTheScalarKernel) {
+  Case c;
+  c.step_size = 0.0005;
+  EXPECT_GT(expect_same<hmc::sampler::NutsKernel>(motion(), 24, {0.0, 0.0, -6.0}, 0.05, c), 0);
+  std::ifstream f(std::string(HMC_SOURCE_DIR) + "/configs/data/hmm_words_k3_v10_t2000.json");
+  const auto hmm = hmc::models::Hmm::from_config({{"name", "hmm"}}, json::parse(f));
+  Case h;
+  h.step_size = 0.02;
+  h.depth = 5;
+  EXPECT_GT(expect_same<hmc::sampler::NutsKernel>(hmm, 10, std::vector<double>(hmm.dim(), 0.0), 1.0, h), 0);
 }
 
 }  // namespace

@@ -62,10 +62,10 @@ std::vector<double> values(const StoreLayout& l, std::int64_t draws, unsigned se
   for (int c = 0; c < l.num_columns(); ++c) {
     for (std::size_t i = 0; i < cells; ++i) {
       double x = normal(rng);
-      if (c == l.stat_column(hmc::kStatAccept)) x = unif(rng) < 0.6 ? 1.0 : unif(rng);
-      if (c == l.stat_column(hmc::kStatStepSize)) x = 0.3125;
-      if (c == l.stat_column(hmc::kStatSteps)) x = static_cast<double>(1 + rng() % 16);
-      if (c == l.stat_column(hmc::kStatDiverging)) x = unif(rng) < 0.05 ? 1.0 : 0.0;
+      if (c == l.stat_column("acceptance_rate")) x = unif(rng) < 0.6 ? 1.0 : unif(rng);
+      if (c == l.stat_column("step_size")) x = 0.3125;
+      if (c == l.stat_column("n_steps")) x = static_cast<double>(1 + rng() % 16);
+      if (c == l.stat_column("diverging")) x = unif(rng) < 0.05 ? 1.0 : 0.0;
       v.push_back(x);
     }
   }

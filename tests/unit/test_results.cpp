@@ -69,9 +69,9 @@ Store make_store(std::int64_t particles, std::int64_t draws, std::vector<std::st
     for (std::int64_t p = 0; p < particles; ++p) {
       for (std::int64_t d = 0; d < draws; ++d) {
         double v = z(rng);
-        if (c == s.layout.stat_column(hmc::kStatSteps)) v = static_cast<double>(3 + (p + d) % 5);
-        if (c == s.layout.stat_column(hmc::kStatDiverging)) v = (p * 7 + d) % 11 == 0 ? 1.0 : 0.0;
-        if (c == s.layout.stat_column(hmc::kStatStepSize)) v = 0.3;
+        if (c == s.layout.stat_column("n_steps")) v = static_cast<double>(3 + (p + d) % 5);
+        if (c == s.layout.stat_column("diverging")) v = (p * 7 + d) % 11 == 0 ? 1.0 : 0.0;
+        if (c == s.layout.stat_column("step_size")) v = 0.3;
         if (c == 0 && d % 3 == 1) v = std::ldexp(v, exponent(rng));  // tiny and huge
         s.values[static_cast<std::size_t>((c * particles + p) * draws + d)] = v;
       }
@@ -177,7 +177,8 @@ TEST(Results, DrawsCsvRoundTripsExactlyAndQuotesNames) {
       EXPECT_EQ(parse_integer(f[1]), d);
       for (int c = 0; c < 9; ++c) {
         const double expected = store.value(file_to_store[c], p, d);
-        if (c == hmc::kStatSteps || c == hmc::kStatDiverging) {
+        if (c < store.layout.num_stats() &&
+            store.layout.stats[static_cast<std::size_t>(c)].type != hmc::StatType::kReal) {
           EXPECT_EQ(parse_integer(f[2 + c]), static_cast<long long>(expected));
         } else {
           const double got = parse_double(f[2 + c]);
@@ -235,8 +236,8 @@ TEST(Results, ParticlesCsvAndSamplerStats) {
   const auto lines = lines_of(read_file(dir.file("particles.csv")));
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0], "particle,accept_rate,divergences,mean_n_leapfrog,e_bfmi");
-  const int steps = store.layout.stat_column(hmc::kStatSteps);
-  const int energy = store.layout.stat_column(hmc::kStatEnergy);
+  const int steps = store.layout.stat_column("n_steps");
+  const int energy = store.layout.stat_column("energy");
   double all_steps = 0.0;
   for (int p = 0; p < 5; ++p) {
     const auto f = parse_line(lines[static_cast<std::size_t>(p + 1)]);

@@ -27,12 +27,9 @@ LocalDraws make_draws(int particles, int draws, const std::function<double(int, 
 /// tenth particle shifted far away), and the statistics.
 LocalDraws make_run(int particles, int draws, int params, unsigned seed) {
   LocalDraws a;
-  a.draws = LocalDraws::HostDraws("d", particles, draws, params);
-  a.lp = LocalDraws::HostStats("lp", particles, draws);
-  a.accept_prob = LocalDraws::HostStats("a", particles, draws);
-  a.divergent = LocalDraws::HostStats("dv", particles, draws);
-  a.n_leapfrog = LocalDraws::HostStats("n", particles, draws);
-  a.energy = LocalDraws::HostStats("e", particles, draws);
+  a.allocate(particles, draws, params);
+  const auto lp = a.stat("lp"), accept = a.stat("acceptance_rate"), steps = a.stat("n_steps");
+  const auto energy = a.stat("energy"), divergent = a.stat("diverging"), step_size = a.stat("step_size");
   a.accept_sum = LocalDraws::HostVector("as", particles);
   a.divergences = LocalDraws::HostVector("dd", particles);
   std::mt19937_64 rng(seed);
@@ -47,12 +44,13 @@ LocalDraws make_run(int particles, int draws, int params, unsigned seed) {
         s[k] = 0.6 * s[k] + 0.8 * z(rng);
         a.draws(i, t, k) = s[k] + k + (k == 1 && i % 10 == 0 ? 40.0 : 0.0);
       }
-      a.lp(i, t) = -0.5 * s[0] * s[0];
-      a.accept_prob(i, t) = u(rng);
-      a.n_leapfrog(i, t) = 5 + t % 3;
+      lp(i, t) = -0.5 * s[0] * s[0];
+      accept(i, t) = u(rng);
+      steps(i, t) = 5 + t % 3;
       e = (i % 4 == 0 ? 0.97 : 0.2) * e + z(rng);
-      a.energy(i, t) = e + 3.0;
-      a.divergent(i, t) = t % 17 == 0 ? 1.0 : 0.0;
+      energy(i, t) = e + 3.0;
+      divergent(i, t) = t % 17 == 0 ? 1.0 : 0.0;
+      step_size(i, t) = 0.25;
     }
     a.accept_sum(i) = 0.7 * draws;
     a.divergences(i) = i % 2;
@@ -306,7 +304,12 @@ TEST(Summary, EBfmiPerParticle) {
   const hmc::test::LocalDrawsSource source(run, names_of(1));
   const auto b = dg::e_bfmi_per_particle(source);
   ASSERT_EQ(b.size(), 6u);
-  for (int i = 0; i < 6; ++i) EXPECT_SAME(b[i], dg::e_bfmi(run.energy.data() + i * 25, 25, 1));
+  const auto energy = run.stat("energy");
+  for (int i = 0; i < 6; ++i) {
+    std::vector<double> e(25);
+    for (int t = 0; t < 25; ++t) e[static_cast<std::size_t>(t)] = energy(i, t);
+    EXPECT_SAME(b[i], dg::e_bfmi(e.data(), 25, 1));
+  }
   const LocalDraws short_run = make_run(3, 1, 1, 6);
   for (double x : dg::e_bfmi_per_particle(hmc::test::LocalDrawsSource(short_run, names_of(1))))
     EXPECT_TRUE(std::isnan(x));

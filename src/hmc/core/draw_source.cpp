@@ -7,9 +7,10 @@
 
 namespace hmc {
 
-const char* stat_name(int s) {
-  static const char* const names[kNumStats] = {"lp", "acceptance_rate", "step_size", "n_steps", "diverging", "energy"};
-  return s >= 0 && s < kNumStats ? names[s] : "?";
+std::vector<StatColumn> hmc_stat_columns() {
+  return {{"lp", StatType::kReal, false},       {"acceptance_rate", StatType::kReal, false},
+          {"step_size", StatType::kReal, true}, {"n_steps", StatType::kInteger, true},
+          {"diverging", StatType::kBool, true}, {"energy", StatType::kReal, false}};
 }
 
 MemorySource::MemorySource(StoreLayout layout, std::vector<double> posterior, std::vector<double> warmup)

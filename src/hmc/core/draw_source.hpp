@@ -16,12 +16,22 @@
 
 namespace hmc {
 
-/// \brief Sample statistics recorded with every draw, after the parameters, under
-/// ArviZ's names: lp, acceptance_rate, step_size, n_steps, diverging, energy.
-enum Stat : int { kStatLp = 0, kStatAccept, kStatStepSize, kStatSteps, kStatDiverging, kStatEnergy, kNumStats };
+/// \brief How a sample statistic is stored (all are doubles in the sampler and the store).
+enum class StatType : int { kReal = 0, kInteger, kBool };
 
-/// \brief ArviZ's name of statistic `s` ("lp", "acceptance_rate", ...).
-const char* stat_name(int s);
+/// \brief A sample statistic recorded with every draw, after the parameters: its ArviZ
+/// name (sample_stats), its type, and whether compression pays for it (integers,
+/// booleans, values that repeat). The transition kernel declares its columns
+/// (sampler/kernel.hpp); the writers and the diagnostics read them from the layout.
+struct StatColumn {
+  std::string name;
+  StatType type = StatType::kReal;
+  bool compress = false;
+};
+
+/// \brief The statistics of the HMC kernel: lp, acceptance_rate, step_size, n_steps,
+/// diverging, energy (also those of files written before layouts named their columns).
+std::vector<StatColumn> hmc_stat_columns();
 
 /// \brief Warmup draws (with /output/save_warmup) and post-warmup draws are stored apart.
 enum class Section : int { kPosterior = 0, kWarmup = 1 };
@@ -32,14 +42,22 @@ struct StoreLayout {
   std::vector<std::string> param_names;  ///< flat parameter names in model order ("transition[1,2]")
   /// Optional dimension names per vector/matrix parameter, e.g. {"transition", {"from_state", "to_state"}}.
   std::vector<std::pair<std::string, std::vector<std::string>>> dim_names;
-  std::int64_t draws = 0;         ///< recorded post-warmup draws per particle: ceil(draws / thin)
-  std::int64_t warmup_draws = 0;  ///< recorded warmup draws per particle (0 unless save_warmup)
+  std::int64_t draws = 0;                              ///< recorded post-warmup draws per particle: ceil(draws / thin)
+  std::int64_t warmup_draws = 0;                       ///< recorded warmup draws per particle (0 unless save_warmup)
+  std::vector<StatColumn> stats = hmc_stat_columns();  ///< the kernel's statistics, in column order
 
   int num_params() const { return static_cast<int>(param_names.size()); }
-  /// Parameters, then the kNumStats statistics.
-  int num_columns() const { return num_params() + kNumStats; }
-  /// Column index of statistic s.
-  int stat_column(int s) const { return num_params() + s; }
+  int num_stats() const { return static_cast<int>(stats.size()); }
+  /// Parameters, then the statistics.
+  int num_columns() const { return num_params() + num_stats(); }
+  /// Column index of the statistic named `name`, or -1 when the kernel records none.
+  int stat_column(const std::string& name) const {
+    for (int s = 0; s < num_stats(); ++s)
+      if (stats[static_cast<std::size_t>(s)].name == name) return num_params() + s;
+    return -1;
+  }
+  /// The statistic of column c (c >= num_params()).
+  const StatColumn& stat_of(int c) const { return stats[static_cast<std::size_t>(c - num_params())]; }
   std::int64_t draws_of(Section s) const { return s == Section::kPosterior ? draws : warmup_draws; }
 };
 

@@ -17,28 +17,27 @@ namespace hmc {
 
 /// \brief What warmup settled on (identical on every rank).
 struct Adapted {
+  std::string algorithm = "hmc";  ///< /sampler/algorithm
   double step_size = 0.0;
   MetricKind metric = MetricKind::kUnit;
-  std::vector<double> inv_metric;  ///< diag: d values; dense: d×d row-major
-  TrajectoryKind trajectory = TrajectoryKind::kFixed;
-  double trajectory_length = 0.0;  ///< ChEES: adapted length (steps are jittered up to it)
-  int leapfrog_steps = 0;          ///< fixed steps
+  std::vector<double> inv_metric;                      ///< diag: d values; dense: d×d row-major
+  TrajectoryKind trajectory = TrajectoryKind::kFixed;  ///< hmc
+  double trajectory_length = 0.0;                      ///< hmc with ChEES: adapted length (steps are jittered up to it)
+  int leapfrog_steps = 0;                              ///< hmc: fixed steps
 };
 
 /// \brief One block of recorded draws, handed over by the sampler on the host.
 ///
 /// The Views are the sampler's reusable host buffers, [local particle][slot][param] and
-/// [local particle][slot]; only slots [0, count) are valid, and only until the next
-/// iteration.
+/// [local particle][slot][statistic] (the kernel's columns, StoreLayout::stats); only
+/// slots [0, count) are valid, and only until the next iteration.
 struct DrawBlock {
   using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using HostStats = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
   bool warmup = false;          ///< warmup draws (with save_warmup) or post-warmup draws
   std::int64_t first_draw = 0;  ///< index of slot 0 among the section's recorded draws
   int count = 0;                ///< filled slots
   HostDraws draws;
-  HostStats lp, accept_prob, divergent, n_leapfrog, energy;
-  std::vector<double> step_size;  ///< per slot: the step size of that transition
+  HostDraws stats;
 };
 
 }  // namespace hmc

@@ -18,6 +18,8 @@ enum class InitStrategy { kUniform, kValues, kPrior };
 enum class MetricKind { kUnit, kDiag, kDense };
 /// /sampler/adapt/trajectory.
 enum class TrajectoryKind { kFixed, kChees };
+/// /sampler/algorithm: the transition kernel (sampler/kernels.hpp).
+enum class Algorithm { kHmc, kNuts };
 
 /// The names of a mode's values, in the order the docs list them.
 template <class E>
@@ -39,6 +41,12 @@ template <>
 struct ModeNames<TrajectoryKind> {
   static constexpr std::array<std::pair<const char*, TrajectoryKind>, 2> table{
       {{"fixed", TrajectoryKind::kFixed}, {"chees", TrajectoryKind::kChees}}};
+};
+
+template <>
+struct ModeNames<Algorithm> {
+  static constexpr std::array<std::pair<const char*, Algorithm>, 2> table{
+      {{"hmc", Algorithm::kHmc}, {"nuts", Algorithm::kNuts}}};
 };
 
 /// \brief The config name of a mode ("dense").

@@ -273,9 +273,10 @@ std::vector<double> e_bfmi_per_particle(const hmc::DrawSource& source) {
   const std::int64_t particles = source.layout().particles;
   const std::int64_t draws = source.available(hmc::Section::kPosterior);
   std::vector<double> out(static_cast<std::size_t>(particles), kNaN);
-  if (draws < 2) return out;
+  const int energy = source.layout().stat_column("energy");
+  if (draws < 2 || energy < 0) return out;  // a kernel without an energy has no E-BFMI
   std::vector<double> chunk;
-  for_each_range(source, source.layout().stat_column(hmc::kStatEnergy), particles, draws, chunk, 0, chunk,
+  for_each_range(source, energy, particles, draws, chunk, 0, chunk,
                  [&](std::int64_t p0, std::int64_t p1, const double* v) {
                    parallel_particles(p1 - p0, draws, [&](std::int64_t a, std::int64_t b) {
                      for (std::int64_t i = a; i < b; ++i)

@@ -179,6 +179,19 @@ void validate_config(json& config, const Catalog& catalog, const std::string& co
   for (const auto& k : keys) by_pointer[k.pointer] = &k;
   walk(config, "", by_pointer, keys);
 
+  // NUTS builds its own trajectory lengths: ChEES (the default trajectory of hmc) is
+  // refused when asked for, and fixed when not.
+  if (config.contains("sampler") && config["sampler"].value("algorithm", std::string()) == "nuts") {
+    auto& sampler = config["sampler"];
+    if (sampler.contains("adapt") && sampler["adapt"].value("trajectory", std::string()) == "chees") {
+      config_error(
+          "/sampler/adapt/trajectory: chees adapts the path length of /sampler/algorithm hmc; nuts builds "
+          "its own (leave it out, or set fixed)");
+    }
+    if (!sampler.contains("adapt")) sampler["adapt"] = json::object();
+    if (!sampler["adapt"].contains("trajectory")) sampler["adapt"]["trajectory"] = "fixed";
+  }
+
   // Defaults, parents first (the schema lists sections before their keys).
   for (const auto& k : keys) {
     const json::json_pointer ptr(k.pointer);

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 
 namespace hmc::io {
 
@@ -109,5 +111,32 @@ std::string to_transport(const json& v) {
 }
 
 json from_transport(const std::string& bytes) { return json::from_cbor(bytes); }
+
+namespace {
+const char* const kStatTypes[] = {"real", "integer", "bool"};
+}  // namespace
+
+nlohmann::json stats_json(const std::vector<StatColumn>& stats) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : stats) out.push_back({s.name, kStatTypes[static_cast<int>(s.type)], s.compress});
+  return out;
+}
+
+std::vector<StatColumn> stats_from_json(const nlohmann::json& j) {
+  std::vector<StatColumn> out;
+  if (!j.is_array()) throw std::invalid_argument("statistics: not a list");
+  for (const auto& e : j) {
+    if (!e.is_array() || e.size() != 3 || !e[0].is_string() || !e[1].is_string() || !e[2].is_boolean()) {
+      throw std::invalid_argument("statistics: an entry is not [name, type, compress]");
+    }
+    StatColumn c{e[0].get<std::string>(), StatType::kReal, e[2].get<bool>()};
+    int t = 0;
+    while (t < 3 && e[1].get<std::string>() != kStatTypes[t]) ++t;
+    if (t == 3) throw std::invalid_argument("statistics: unknown type " + e[1].dump());
+    c.type = static_cast<StatType>(t);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 }  // namespace hmc::io

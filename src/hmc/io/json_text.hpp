@@ -11,6 +11,7 @@
 /// are not UTF-8 by U+FFFD instead of failing, and internal transport (between ranks) is
 /// CBOR, which keeps them.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hmc::io {
 
@@ -53,5 +55,11 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes);
 /// \brief Byte-exact transport of a JSON value (CBOR), e.g. to other ranks.
 std::string to_transport(const nlohmann::json& v);
 nlohmann::json from_transport(const std::string& bytes);
+
+/// \brief A layout's statistics as JSON ([[name, "real" | "integer" | "bool", compress], ...])
+/// and back (the netCDF layout attribute, run-config.json); std::invalid_argument for
+/// anything else.
+nlohmann::json stats_json(const std::vector<StatColumn>& stats);
+std::vector<StatColumn> stats_from_json(const nlohmann::json& j);
 
 }  // namespace hmc::io

@@ -22,17 +22,18 @@ namespace {
 
 using nlohmann::json;
 
-/// Version of the hmc_layout attribute's content.
-constexpr int kLayoutFormat = 1;
+/// Version of the hmc_layout attribute's content (2: with the statistics' columns; a
+/// file of format 1 has HMC's).
+constexpr int kLayoutFormat = 2;
 
 const char* const kGroupNames[2][2] = {{"posterior", "sample_stats"}, {"warmup_posterior", "warmup_sample_stats"}};
 
-/// File type of each statistic, in Stat order.
-nc_type stat_type(int s) {
-  switch (s) {
-    case kStatSteps:
+/// File type of a statistic.
+nc_type stat_type(StatType t) {
+  switch (t) {
+    case StatType::kInteger:
       return NC_INT64;
-    case kStatDiverging:
+    case StatType::kBool:
       return NC_BYTE;
     default:
       return NC_DOUBLE;
@@ -154,11 +155,8 @@ class Writer {
       for (int c : v.columns) flat.push_back(layout.param_names[static_cast<std::size_t>(c)]);
       variables.push_back({{"name", v.name}, {"dims", v.dims}, {"shape", v.shape}, {"param_names", flat}});
     }
-    return {{"format", kLayoutFormat},
-            {"particles", layout.particles},
-            {"param_names", layout.param_names},
-            {"dim_names", dims},
-            {"variables", variables}};
+    return {{"format", kLayoutFormat}, {"particles", layout.particles},     {"param_names", layout.param_names},
+            {"dim_names", dims},       {"stats", stats_json(layout.stats)}, {"variables", variables}};
   }
 
   void put_text(int grp, const std::string& name, const std::string& value) const {
@@ -262,19 +260,19 @@ class Writer {
     check(nc_def_grp(ncid_, kGroupNames[s][1], &grp));
     put_attributes(grp);
     const int ids[2] = {define_dim(grp, "chain", n), define_dim(grp, "draw", k)};
-    for (int st = 0; st < kNumStats; ++st) {
+    for (int st = 0; st < layout.num_stats(); ++st) {
+      const StatColumn& stat = layout.stats[static_cast<std::size_t>(st)];
       VarPlan p;
       p.section = section;
       p.grp = grp;
-      p.type = stat_type(st);
-      p.columns = {layout.stat_column(st)};
+      p.type = stat_type(stat.type);
+      p.columns = {layout.num_params() + st};
       p.full = {n, k};
-      check(nc_def_var(grp, stat_name(st), p.type, 2, ids, &p.varid));
-      if (st == kStatDiverging) put_text_var(grp, p.varid, "dtype", "bool");  // xarray's BooleanCoder
+      check(nc_def_var(grp, stat.name.c_str(), p.type, 2, ids, &p.varid));
+      if (stat.type == StatType::kBool) put_text_var(grp, p.varid, "dtype", "bool");  // xarray's BooleanCoder
       // integers, booleans and the (post-warmup constant) step size shrink many-fold at
-      // little cost; lp, energy and acceptance_rate are mostly noise
-      const bool cheap = st == kStatStepSize || st == kStatSteps || st == kStatDiverging;
-      finish_plan(p, opt_.compression > 0 && (opt_.compress_floats || cheap));
+      // little cost (StatColumn::compress); lp, energy and acceptance_rate are mostly noise
+      finish_plan(p, opt_.compression > 0 && (opt_.compress_floats || stat.compress));
       plans.push_back(std::move(p));
     }
   }
@@ -411,14 +409,17 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
     json j;
     try {
       j = json::parse(text);
-      if (j.at("format").get<int>() != kLayoutFormat)
-        fail("hmc_layout format " + dump_text(j.at("format")) + " unknown");
+      const int format = j.at("format").get<int>();
+      if (format != 1 && format != kLayoutFormat) fail("hmc_layout format " + dump_text(j.at("format")) + " unknown");
+      layout_.stats = format == 1 ? hmc_stat_columns() : stats_from_json(j.at("stats"));
       layout_.particles = j.at("particles").get<std::int64_t>();
       layout_.param_names = j.at("param_names").get<std::vector<std::string>>();
       for (const auto& d : j.at("dim_names")) {
         layout_.dim_names.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::vector<std::string>>());
       }
     } catch (const json::exception& e) {
+      fail(std::string("bad hmc_layout attribute: ") + e.what());
+    } catch (const std::invalid_argument& e) {
       fail(std::string("bad hmc_layout attribute: ") + e.what());
     }
     std::vector<Variable> vars;
@@ -481,8 +482,9 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
           }
         }
       }
-      for (int st = 0; st < kNumStats; ++st) {
-        slots[static_cast<std::size_t>(layout_.stat_column(st))] = {grp[1], find(grp[1], stat_name(st), {}), {}};
+      for (int st = 0; st < layout_.num_stats(); ++st) {
+        slots[static_cast<std::size_t>(layout_.num_params() + st)] = {
+            grp[1], find(grp[1], layout_.stats[static_cast<std::size_t>(st)].name, {}), {}};
       }
     }
     if (slots_[0].empty()) fail("no posterior group");

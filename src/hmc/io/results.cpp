@@ -174,10 +174,12 @@ SamplerStats sampler_stats(const DrawSource& source, const RunTotals& totals, co
   const std::int64_t kept = source.available(Section::kPosterior);
   double steps = 0.0;
   std::vector<double> buf;
-  for_each_range(source, source.layout().stat_column(kStatSteps), kept, 1, buf,
-                 [&](std::int64_t, std::int64_t, const double* v, std::size_t n) {
-                   for (std::size_t i = 0; i < n; ++i) steps += v[i];
-                 });
+  const int steps_column = source.layout().stat_column("n_steps");
+  if (steps_column >= 0) {
+    for_each_range(source, steps_column, kept, 1, buf, [&](std::int64_t, std::int64_t, const double* v, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) steps += v[i];
+    });
+  }
   const double recorded = static_cast<double>(st.particles) * static_cast<double>(kept);
   st.mean_leapfrog_steps = recorded > 0 ? steps / recorded : 0.0;
   double accept = 0.0, div = 0.0;
@@ -203,12 +205,19 @@ void write_draws_csv(const std::string& path, const DrawSource& source, int prec
   const std::int64_t particles = layout.particles, draws = source.available(Section::kPosterior);
   // Columns in file order: the statistics, then the parameters.
   std::vector<int> columns;
-  for (int st = 0; st < kNumStats; ++st) columns.push_back(layout.stat_column(st));
-  for (int k = 0; k < layout.num_params(); ++k) columns.push_back(k);
+  std::vector<StatType> types;  // of the file's columns
+  for (int st = 0; st < layout.num_stats(); ++st) {
+    columns.push_back(layout.num_params() + st);
+    types.push_back(layout.stats[static_cast<std::size_t>(st)].type);
+  }
+  for (int k = 0; k < layout.num_params(); ++k) {
+    columns.push_back(k);
+    types.push_back(StatType::kReal);
+  }
   const std::size_t ncol = columns.size();
 
   std::string header = "particle,draw";
-  for (int st = 0; st < kNumStats; ++st) header += std::string(",") + stat_name(st);
+  for (const auto& st : layout.stats) header += "," + csv_field(st.name);
   for (const auto& n : layout.param_names) header += "," + csv_field(n);
   header += "\n";
 
@@ -237,10 +246,10 @@ void write_draws_csv(const std::string& path, const DrawSource& source, int prec
         for (std::size_t c = 0; c < ncol; ++c) {
           *w++ = ',';
           const double v = values[c * per_column + at];
-          if (c == kStatSteps) {
+          if (types[c] == StatType::kInteger) {
             w = std::isfinite(v) && std::fabs(v) < 9e18 ? put_integer(w, static_cast<std::int64_t>(v))
                                                         : put_double(w, v, precision);
-          } else if (c == kStatDiverging) {
+          } else if (types[c] == StatType::kBool) {
             *w++ = v != 0.0 ? '1' : '0';
           } else {
             w = put_double(w, v, precision);
@@ -260,15 +269,17 @@ void write_particles_csv(const std::string& path, const DrawSource& source, cons
   const std::int64_t kept = source.available(Section::kPosterior);
   const auto d = static_cast<std::size_t>(kept);
   std::vector<double> mean_steps(static_cast<std::size_t>(particles), NAN), buf;
-  for_each_range(source, source.layout().stat_column(kStatSteps), kept, 1, buf,
-                 [&](std::int64_t p0, std::int64_t p1, const double* v, std::size_t) {
-                   for (std::int64_t p = p0; p < p1; ++p) {
-                     const double* row = v + static_cast<std::size_t>(p - p0) * d;
-                     double steps = 0.0;
-                     for (std::size_t t = 0; t < d; ++t) steps += row[t];
-                     mean_steps[static_cast<std::size_t>(p)] = steps / static_cast<double>(kept);
-                   }
-                 });
+  const int steps_column = source.layout().stat_column("n_steps");
+  if (steps_column >= 0)
+    for_each_range(source, steps_column, kept, 1, buf,
+                   [&](std::int64_t p0, std::int64_t p1, const double* v, std::size_t) {
+                     for (std::int64_t p = p0; p < p1; ++p) {
+                       const double* row = v + static_cast<std::size_t>(p - p0) * d;
+                       double steps = 0.0;
+                       for (std::size_t t = 0; t < d; ++t) steps += row[t];
+                       mean_steps[static_cast<std::size_t>(p)] = steps / static_cast<double>(kept);
+                     }
+                   });
   const std::vector<double> bfmi = diagnostics::e_bfmi_per_particle(source);
   const auto at = [](const std::vector<double>& v, std::int64_t i) {
     return static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : NAN;
@@ -383,12 +394,14 @@ json adaptation_json(const hmc::Adapted& a) {
     for (std::size_t i = 0; i < d; ++i)
       metric.push_back(std::vector<double>(a.inv_metric.begin() + i * d, a.inv_metric.begin() + (i + 1) * d));
   }
-  return {{"step_size", a.step_size},
-          {"metric", mode_name(a.metric)},
-          {"inv_metric", metric},
-          {"trajectory", mode_name(a.trajectory)},
-          {"trajectory_length", a.trajectory_length},
-          {"leapfrog_steps", a.leapfrog_steps}};
+  json out = {
+      {"algorithm", a.algorithm}, {"step_size", a.step_size}, {"metric", mode_name(a.metric)}, {"inv_metric", metric}};
+  if (a.algorithm == "hmc") {
+    out["trajectory"] = mode_name(a.trajectory);
+    out["trajectory_length"] = a.trajectory_length;
+    out["leapfrog_steps"] = a.leapfrog_steps;
+  }
+  return out;
 }
 
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& st,
@@ -400,7 +413,9 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
                 "acceptance rate %.3f, %lld divergent transitions after warmup\n",
                 static_cast<long long>(st.particles), st.ranks, st.warmup, st.draws, st.thin, adapted.step_size,
                 mode_name(adapted.metric),
-                adapted.trajectory == TrajectoryKind::kChees
+                adapted.algorithm != "hmc"
+                    ? (adapted.algorithm + " (mean " + std::to_string(st.mean_leapfrog_steps) + " steps)").c_str()
+                : adapted.trajectory == TrajectoryKind::kChees
                     ? ("ChEES path length " + std::to_string(adapted.trajectory_length) + " (mean " +
                        std::to_string(st.mean_leapfrog_steps) + " steps)")
                           .c_str()

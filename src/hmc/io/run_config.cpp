@@ -39,6 +39,8 @@ RunConfig run_config(const json& config) {
   s.adapt.metric = parse_mode<MetricKind>(v.string("/sampler/adapt/metric"));
   s.adapt.trajectory = parse_mode<TrajectoryKind>(v.string("/sampler/adapt/trajectory"));
   s.adapt.max_leapfrog = static_cast<int>(v.integer("/sampler/adapt/max_leapfrog"));
+  s.algorithm = parse_mode<Algorithm>(v.string("/sampler/algorithm"));
+  s.max_tree_depth = static_cast<int>(v.integer("/sampler/max_tree_depth"));
   s.adapt.init_buffer = static_cast<int>(v.integer("/sampler/adapt/init_buffer"));
   s.adapt.term_buffer = static_cast<int>(v.integer("/sampler/adapt/term_buffer"));
   s.adapt.base_window = static_cast<int>(v.integer("/sampler/adapt/base_window"));
@@ -65,12 +67,12 @@ RunConfig run_config(const json& config) {
   return r;
 }
 
-int RunConfig::block_draws(std::int64_t params) const {
+int RunConfig::block_draws(std::int64_t columns) const {
   const std::int64_t kept = std::max(kept_draws(), kept_warmup_draws());
   if (output.flush_every > 0)
     return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(output.flush_every, kept)));
-  const double per_draw = static_cast<double>(sampler.particles) * (static_cast<double>(params) + hmc::kNumStats) *
-                          static_cast<double>(sizeof(double));
+  const double per_draw =
+      static_cast<double>(sampler.particles) * static_cast<double>(columns) * static_cast<double>(sizeof(double));
   const double target = 32.0 * 1024 * 1024;
   return static_cast<int>(std::max<std::int64_t>(
       1, std::min<std::int64_t>(kept, static_cast<std::int64_t>(std::min(1e9, target / per_draw)))));

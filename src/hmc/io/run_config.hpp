@@ -58,10 +58,10 @@ struct RunConfig {
   std::int64_t kept_draws() const { return sampler.kept(); }
   /// Recorded warmup draws per particle: ceil(warmup / thin) with save_warmup, else 0.
   std::int64_t kept_warmup_draws() const { return sampler.kept_warmup(); }
-  /// B, the draws per particle of one block of a model with `params` recorded
-  /// parameters: /output/flush_every, or as many as keep a gathered block near 32 MiB;
+  /// B, the draws per particle of one block of `columns` recorded values per draw
+  /// (parameters and statistics): /output/flush_every, or as many as keep a gathered block near 32 MiB;
   /// never more than a section records (docs/output.md#memory-streaming-draws-to-disk).
-  int block_draws(std::int64_t params) const;
+  int block_draws(std::int64_t columns) const;
   /// Superchains for nested R-hat: /diagnostics/superchains, or the default for the particles.
   int superchains() const;
 };

@@ -42,6 +42,19 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .default_(1)
           .doc("record every thin-th post-warmup iteration. Each particle records ceil(draws / thin) draws: "
                "post-warmup iterations 0, thin, 2·thin, ..."));
+  add(keys::string("/sampler/algorithm")
+          .one_of(mode_names<Algorithm>())
+          .default_("hmc")
+          .doc("the transition kernel. `hmc`: static HMC, its path length fixed or adapted by ChEES "
+               "(`/sampler/adapt/trajectory`). `nuts`: the No-U-Turn sampler (multinomial, generalised U-turn "
+               "criterion), which builds each trajectory until it turns; `/sampler/adapt/trajectory` `chees` is a "
+               "config "
+               "error with it (see [sampler.md](sampler.md#which-algorithm))"));
+  add(keys::integer("/sampler/max_tree_depth")
+          .in_range(1, 20)
+          .default_(10)
+          .doc("`nuts`: most doublings of a trajectory (at most 2^depth - 1 leapfrog steps); its scratch grows "
+               "with it (2 · depth + 10 numbers per coordinate and particle). Not used with `hmc`"));
   add(keys::number("/sampler/step_size")
           .positive()
           .default_(0.1)

@@ -2,8 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <utility>
 
 namespace hmc::sampler {
+
+void SavedState::put(const std::string& name, std::vector<double> values) {
+  for (auto& e : entries_) {
+    if (e.first == name) {
+      e.second = std::move(values);
+      return;
+    }
+  }
+  entries_.emplace_back(name, std::move(values));
+}
+
+const std::vector<double>& SavedState::get(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.first == name) return e.second;
+  throw std::out_of_range("no saved state \"" + name + "\"");
+}
 
 void DualAveraging::restart(double eps) {
   mu_ = std::log(10.0 * eps);

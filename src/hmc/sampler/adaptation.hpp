@@ -11,9 +11,26 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hmc::sampler {
+
+/// \brief Named values of the loop's host state, for checkpoints: each adapter saves
+/// and loads its own (integers as doubles, exactly); services/resume.cpp stores them
+/// bit for bit.
+class SavedState {
+ public:
+  void put(const std::string& name, std::vector<double> values);
+  void put(const std::string& name, double value) { put(name, std::vector<double>{value}); }
+  /// The values saved under `name`; std::out_of_range naming it when there are none.
+  const std::vector<double>& get(const std::string& name) const;
+  double scalar(const std::string& name) const { return get(name).at(0); }
+  const std::vector<std::pair<std::string, std::vector<double>>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<double>>> entries_;
+};
 
 struct AdaptSettings {
   bool enabled = true;
@@ -52,6 +69,13 @@ class DualAveraging {
     h_bar_ = s.h_bar;
     log_eps_bar_ = s.log_eps_bar;
     counter_ = s.counter;
+  }
+  void save(SavedState& out, const std::string& name) const {
+    out.put(name, {mu_, h_bar_, log_eps_bar_, static_cast<double>(counter_)});
+  }
+  void load(const SavedState& in, const std::string& name) {
+    const auto& v = in.get(name);
+    restore({v.at(0), v.at(1), v.at(2), static_cast<int>(v.at(3))});
   }
 
  private:
@@ -101,6 +125,13 @@ class ChEES {
     log_t_ = s.log_t;
     v_ = s.v;
     steps_ = s.steps;
+  }
+  void save(SavedState& out, const std::string& name) const {
+    out.put(name, {log_t_, v_, static_cast<double>(steps_)});
+  }
+  void load(const SavedState& in, const std::string& name) {
+    const auto& v = in.get(name);
+    restore({v.at(0), v.at(1), static_cast<int>(v.at(2))});
   }
 
  private:

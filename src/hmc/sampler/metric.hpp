@@ -36,14 +36,16 @@ struct Metric {
     return 0.5 * k;
   }
 
-  /// q += eps Σ p
-  KOKKOS_INLINE_FUNCTION void drift(const Row& q, const Row& p, double eps) const {
+  /// q += eps Σ p. V is a vector of doubles (Row) with eps a double, or of Packs
+  /// (PackRow, one lane per particle) with eps a double or a Pack (a step per lane).
+  template <class V, class T>
+  KOKKOS_INLINE_FUNCTION void drift(const V& q, const V& p, const T& eps) const {
     if (!dense) {
       for (int j = 0; j < dim; ++j) q(j) += eps * diag(j) * p(j);
     } else {
       for (int i = 0; i < dim; ++i) {
-        double s = 0.0;
-        for (int j = 0; j < dim; ++j) s += full(i, j) * p(j);
+        auto s = full(i, 0) * p(0);
+        for (int j = 1; j < dim; ++j) s += full(i, j) * p(j);
         q(i) += eps * s;
       }
     }

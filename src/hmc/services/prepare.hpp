@@ -8,6 +8,7 @@
 #include "hmc/io/draw_writer.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/model/concept.hpp"
+#include "hmc/sampler/kernels.hpp"
 #include "hmc/services/collective.hpp"
 #include "hmc/services/preflight.hpp"
 #include "hmc/services/resources.hpp"
@@ -29,6 +30,7 @@ hmc::StoreLayout store_layout(const Model& model, const io::RunConfig& run) {
   layout.dim_names = model::dim_names(model);
   layout.draws = run.kept_draws();
   layout.warmup_draws = run.kept_warmup_draws();
+  layout.stats = sampler::kernel_info(run.sampler, model.dim()).stats;
   return layout;
 }
 

@@ -3,6 +3,7 @@
 #include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/io/variables.hpp"
+#include "hmc/sampler/kernels.hpp"
 
 #include <mpi.h>
 #include <sys/statvfs.h>
@@ -31,14 +32,17 @@ constexpr std::int64_t kSliceBytes = std::int64_t{32} << 20;
 MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root) {
   const std::int64_t particles = run.sampler.particles;
   const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
-  const std::int64_t dim = shape.dim, columns = add_sat(shape.num_params, hmc::kNumStats);
-  const std::int64_t capacity = run.block_draws(shape.num_params);
+  const sampler::KernelInfo kernel = sampler::kernel_info(run.sampler, static_cast<int>(shape.dim));
+  const std::int64_t dim = shape.dim,
+                     columns = add_sat(shape.num_params, static_cast<std::int64_t>(kernel.stats.size()));
+  const std::int64_t capacity = run.block_draws(columns);
   const bool dense = run.sampler.adapt.metric == MetricKind::kDense;
 
-  // Doubles per local particle on the device: q, grad, q_start, grad_start, p; the
+  // Doubles per local particle on the device: q, grad; the kernel's scratch (hmc: the
+  // trajectory's start and momentum; nuts: edges, sums and U-turn checkpoints); the
   // model's scratch; the metric window sums (or the dense covariance terms); scalars;
   // the recorded block (parameters and statistics).
-  std::int64_t per = add_sat(mul_sat(5, dim), shape.scratch);
+  std::int64_t per = add_sat(add_sat(mul_sat(2, dim), kernel.scratch_size), shape.scratch);
   per = add_sat(per, dense ? mul_sat(dim, dim + 3) / 2 : mul_sat(2, dim));
   per = add_sat(per, 12);
   per = add_sat(per, mul_sat(capacity, columns));
@@ -78,9 +82,12 @@ std::int64_t host_memory_bytes() {
 void check_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, int ranks_on_node) {
   const MemoryEstimate e = estimate_memory(run, shape, ranks);
   const std::int64_t particles = run.sampler.particles;
-  const std::string what = "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) +
-                           " rank(s), " + std::to_string(shape.dim) + " coordinates each, blocks of " +
-                           std::to_string(run.block_draws(shape.num_params)) + " draws (/output/flush_every),";
+  const std::string what =
+      "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) + " rank(s), " +
+      std::to_string(shape.dim) + " coordinates each, blocks of " +
+      std::to_string(run.block_draws(
+          add_sat(shape.num_params, static_cast<std::int64_t>(sampler::kernel_info(run.sampler, 0).stats.size())))) +
+      " draws (/output/flush_every),";
   const std::int64_t device = device_memory_bytes();
   if (device > 0 && e.device > device) {
     throw ConfigError("config error: " + what + " need about " + format_bytes(e.device) +

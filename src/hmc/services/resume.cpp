@@ -15,46 +15,31 @@ using nlohmann::json;
 
 namespace {
 
-/// Version of the checkpoint header; a checkpoint of another is refused.
-constexpr int kCheckpointFormat = 1;
+/// Version of the checkpoint header; a checkpoint of another is refused (2: the
+/// adapters' saved state by name, and the algorithm).
+constexpr int kCheckpointFormat = 2;
 
+/// The loop's state: its iteration, its algorithm, and what each adapter saved (every
+/// value as the bits of its double, so it comes back exactly).
 json loop_json(const sampler::LoopState& l) {
-  using io::double_bits;
-  json inv = json::array();
-  for (double x : l.inv_metric) inv.push_back(double_bits(x));
-  return {{"iteration", l.iteration},
-          {"step_size", double_bits(l.step_size)},
-          {"length", double_bits(l.length)},
-          {"dual",
-           {{"mu", double_bits(l.dual.mu)},
-            {"h_bar", double_bits(l.dual.h_bar)},
-            {"log_eps_bar", double_bits(l.dual.log_eps_bar)},
-            {"counter", l.dual.counter}}},
-          {"chees", {{"log_t", double_bits(l.chees.log_t)}, {"v", double_bits(l.chees.v)}, {"steps", l.chees.steps}}},
-          {"log_length_sum", double_bits(l.log_length_sum)},
-          {"log_length_count", l.log_length_count},
-          {"metric_kind", mode_name(l.metric_kind)},
-          {"inv_metric", inv},
-          {"window_iterations", l.window_iterations}};
+  json saved = json::object();
+  for (const auto& [name, values] : l.adapters.entries()) {
+    json bits = json::array();
+    for (double x : values) bits.push_back(io::double_bits(x));
+    saved[name] = std::move(bits);
+  }
+  return {{"iteration", l.iteration}, {"algorithm", l.algorithm}, {"adapters", saved}};
 }
 
 sampler::LoopState loop_from_json(const json& j) {
-  using io::double_from_bits;
   sampler::LoopState l;
   l.iteration = j.at("iteration").get<int>();
-  l.step_size = double_from_bits(j.at("step_size").get<std::string>());
-  l.length = double_from_bits(j.at("length").get<std::string>());
-  const auto& d = j.at("dual");
-  l.dual = {double_from_bits(d.at("mu").get<std::string>()), double_from_bits(d.at("h_bar").get<std::string>()),
-            double_from_bits(d.at("log_eps_bar").get<std::string>()), d.at("counter").get<int>()};
-  const auto& c = j.at("chees");
-  l.chees = {double_from_bits(c.at("log_t").get<std::string>()), double_from_bits(c.at("v").get<std::string>()),
-             c.at("steps").get<int>()};
-  l.log_length_sum = double_from_bits(j.at("log_length_sum").get<std::string>());
-  l.log_length_count = j.at("log_length_count").get<int>();
-  l.metric_kind = parse_mode<MetricKind>(j.at("metric_kind").get<std::string>());
-  for (const auto& x : j.at("inv_metric")) l.inv_metric.push_back(double_from_bits(x.get<std::string>()));
-  l.window_iterations = j.at("window_iterations").get<int>();
+  l.algorithm = j.at("algorithm").get<std::string>();
+  for (const auto& [name, bits] : j.at("adapters").items()) {
+    std::vector<double> values;
+    for (const auto& x : bits) values.push_back(io::double_from_bits(x.get<std::string>()));
+    l.adapters.put(name, std::move(values));
+  }
   return l;
 }
 
@@ -117,6 +102,7 @@ json checkpoint_header(const RunSpec& spec, const hmc::StoreLayout& layout, std:
             {"hmc", hmc::version()},
             {"fingerprint", io::config_fingerprint(spec.config, spec.data)},
             {"model", spec.run.model},
+            {"algorithm", mode_name(spec.run.sampler.algorithm)},
             {"particles", layout.particles},
             {"params", layout.num_params()},
             {"row_width", row_width},
@@ -131,6 +117,11 @@ std::vector<double> read_checkpoint(const RunSpec& spec, const hmc::StoreLayout&
   const json& h = ckpt.header;
   const std::string where = "checkpoint " + spec.paths.checkpoint();
   if (h.value("format", 0) != kCheckpointFormat) throw RunError(where + " has an unknown format");
+  const std::string algorithm = h.value("algorithm", std::string("?"));
+  if (algorithm != mode_name(spec.run.sampler.algorithm)) {
+    throw RunError(where + " is of /sampler/algorithm " + algorithm + "; this run's is " +
+                   mode_name(spec.run.sampler.algorithm));
+  }
   if (h.value("fingerprint", std::string()) != io::config_fingerprint(spec.config, spec.data)) {
     throw RunError(where + " does not match this run: the config or the data changed since it was written");
   }

@@ -70,11 +70,8 @@ class BackgroundTask {
 json store_layout_json(const hmc::StoreLayout& l) {
   json dims = json::object();
   for (const auto& [name, d] : l.dim_names) dims[name] = d;
-  return {{"particles", l.particles},
-          {"param_names", l.param_names},
-          {"dim_names", dims},
-          {"draws", l.draws},
-          {"warmup_draws", l.warmup_draws}};
+  return {{"particles", l.particles}, {"param_names", l.param_names},   {"dim_names", dims},
+          {"draws", l.draws},         {"warmup_draws", l.warmup_draws}, {"stats", io::stats_json(l.stats)}};
 }
 
 /// Doubles per rank in the gathered per-rank record: particles, grad_evals, sampling_s,
@@ -192,7 +189,7 @@ Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::Stor
       dec_{spec.run.sampler.particles, mpi.size(), mpi.rank()},
       layout_(std::move(layout)),
       setup_s_(seconds_since(spec.t0)) {
-  settings_.block_draws = spec.run.block_draws(layout_.num_params());
+  settings_.block_draws = spec.run.block_draws(layout_.num_columns());
   // Test hook: HMC_TEST_SIGNAL=ITERATION[:RANK[:KILL|STOP|HANG]] makes this process signal
   // itself (SIGTERM, SIGKILL or SIGSTOP) after that iteration, on every rank or on RANK
   // only; HANG: its main thread sleeps for ever there (a rank that stops progressing).
@@ -276,23 +273,9 @@ void Session::write_block(const hmc::DrawBlock& b) {
   const auto t = Clock::now();
   const int params = layout_.num_params(), columns = layout_.num_columns(), count = b.count;
   const std::int64_t n = dec_.count(), N = layout_.particles;
-  // Value of column c (parameters, then the statistics) for local particle i, slot d.
+  // Value of column c (parameters, then the kernel's statistics) for local particle i, slot d.
   auto value = [&](int c, std::int64_t i, int d) -> double {
-    if (c < params) return b.draws(i, d, c);
-    switch (c - params) {
-      case hmc::kStatLp:
-        return b.lp(i, d);
-      case hmc::kStatAccept:
-        return b.accept_prob(i, d);
-      case hmc::kStatStepSize:
-        return b.step_size[d];
-      case hmc::kStatSteps:
-        return b.n_leapfrog(i, d);
-      case hmc::kStatDiverging:
-        return b.divergent(i, d);
-      default:
-        return b.energy(i, d);  // hmc::kStatEnergy
-    }
+    return c < params ? b.draws(i, d, c) : b.stats(i, d, c - params);
   };
   // The store's tile is [column][particle][draw]: one gather per column, straight into
   // its place in the tile (rank 0 only holds the tile).

@@ -42,6 +42,7 @@ hmc::StoreLayout layout_from_json(const json& j) {
     l.dim_names.emplace_back(name, dims.get<std::vector<std::string>>());
   l.draws = j.at("draws").get<std::int64_t>();
   l.warmup_draws = j.at("warmup_draws").get<std::int64_t>();
+  if (j.contains("stats")) l.stats = io::stats_from_json(j.at("stats"));  // else HMC's (older runs)
   return l;
 }
 

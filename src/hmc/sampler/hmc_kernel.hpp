@@ -1,0 +1,232 @@
+#pragma once
+/// \file
+/// \brief Static HMC, with ChEES-jittered path lengths: `/sampler/algorithm` `hmc`.
+///
+/// Gaussian momentum refresh, L leapfrog steps, Metropolis accept. The ensemble samples
+/// exp(-H/T) with H = -log p(q) + ½ pᵀ Σ p, so momenta are drawn from N(0, T·Σ⁻¹) and a
+/// move is accepted with probability min(1, exp(-ΔH/T)); the positions then follow
+/// p(q)^(1/T). With `jitter` (ChEES), the number of steps is ceil(u · length / ε) for u
+/// uniform in (0, 1], drawn per particle and iteration. A transition kernel of
+/// sampler/kernel.hpp, with a lane path (lanes.hpp).
+
+#include "hmc/core/pack.hpp"
+#include "hmc/sampler/kernel.hpp"
+#include "hmc/sampler/lanes.hpp"
+#include "hmc/sampler/leapfrog.hpp"
+#include "hmc/sampler/rng_uses.hpp"
+
+#include <vector>
+
+namespace hmc::sampler {
+
+template <class Model>
+struct HmcKernel {
+  struct Settings {
+    int leapfrog_steps = 10;  ///< without jitter
+    bool jitter = false;      ///< ChEES: jittered steps for a trajectory of length `length`
+    double length = 1.0;
+    int max_steps = 1000;
+    VectorView centre;  ///< ensemble mean of q, when the ChEES gradient is wanted (else empty)
+  };
+  static constexpr const char* name = "hmc";
+  static constexpr bool kAdaptsLength = true;
+  /// Columns of stat_columns().
+  enum Column : int { kLp = 0, kAccept, kStepSize, kSteps, kDiverging, kEnergy };
+  static std::vector<StatColumn> stat_columns() { return hmc_stat_columns(); }
+  /// Scratch row: the start of the trajectory (q, ∇) and the momentum.
+  static int scratch_size(int dim, const Settings&) { return 3 * dim; }
+  static Settings settings(const sampler::Settings& s) {
+    Settings k;
+    k.leapfrog_steps = s.leapfrog_steps;
+    k.jitter = s.adapt.enabled && s.adapt.trajectory == TrajectoryKind::kChees;
+    k.length = s.step_size * s.leapfrog_steps;
+    k.max_steps = s.adapt.max_leapfrog;
+    return k;
+  }
+  static bool lanes_for(int dim) { return use_lanes<Model>(dim); }
+
+  HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
+
+  Model model;
+  Settings opts;
+  StateView scratch;
+  Step step;
+
+  /// Part k (0: q at the start, 1: ∇ there, 2: p) of particle i's scratch row.
+  KOKKOS_INLINE_FUNCTION Row part(int i, int k) const {
+    return Row{&scratch(i, k * step.dim), static_cast<std::ptrdiff_t>(scratch.stride(1))};
+  }
+
+  KOKKOS_INLINE_FUNCTION int steps_for(const rng::ParticleStream& stream) const {
+    if (!opts.jitter) return opts.leapfrog_steps;
+    double u, unused;
+    stream.uniform2(step.iteration, kUseJitter, u, unused);
+    const double n = math::ceil((1.0 - u) * opts.length / step.step_size);                 // 1 - u lies in (0, 1]
+    return !(n >= 1.0) ? 1 : (n > opts.max_steps ? opts.max_steps : static_cast<int>(n));  // NaN: 1
+  }
+
+  /// Acceptance-weighted ChEES gradient term t · δ · (q' - q̄)ᵀ W Σ p' with
+  /// δ = |q' - q̄|²_W - |q - q̄|²_W and W = diag(Σ)⁻¹ (Hoffman, Radul & Sountsov 2021).
+  template <class RE, class RB, class RP>
+  KOKKOS_INLINE_FUNCTION double chees_term(const RE& q_end, const RB& q_begin, const RP& p_end, double t) const {
+    const Metric& metric = step.metric;
+    const VectorView& centre = opts.centre;
+    double after = 0.0, before = 0.0, dot = 0.0;
+    for (int j = 0; j < step.dim; ++j) {
+      const double w = 1.0 / (metric.dense ? metric.full(j, j) : metric.diag(j));
+      const double a = q_end(j) - centre(j), b = q_begin(j) - centre(j);
+      after += w * a * a;
+      before += w * b * b;
+      dot += w * a * metric.velocity(p_end, j);
+    }
+    const double g = t * (after - before) * dot;
+    return math::isfinite(g) ? g : 0.0;
+  }
+
+  /// \brief The Metropolis test of a trajectory from energy h0 to log density lp1 with
+  /// kinetic energy k1 at its end.
+  struct Verdict {
+    double accept_prob;
+    bool diverged, accepted;
+    double energy;  ///< H of the state kept
+  };
+  KOKKOS_INLINE_FUNCTION Verdict judge(const rng::ParticleStream& stream, double lp1, double h0, double k1) const {
+    const double h1 = -lp1 + k1;
+    // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
+    double delta = h1 - h0;
+    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
+    const bool diverged = delta > kDivergenceThreshold;
+    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / step.temperature));
+    double u, unused;
+    stream.uniform2(step.iteration, kUseAccept, u, unused);
+    const bool accepted = u < a;
+    return {a, diverged, accepted, accepted ? h1 : h0};
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const rng::ParticleStream stream = step.stream(i);
+    const EnsembleState& state = step.state;
+    const int dim = step.dim;
+    const Row q = row(state.q, i), g = row(state.grad, i);
+    const Row q0 = part(i, 0), g0 = part(i, 1), p = part(i, 2);
+    for (int j = 0; j < dim; ++j) {
+      q0(j) = q(j);
+      g0(j) = g(j);
+    }
+    step.draw_momentum(stream, p);
+    const int steps = steps_for(stream);
+    const double h0 = -state.lp(i) + step.metric.kinetic(p);
+    const double lp1 = leapfrog(model, q, p, g, state.scratch(i), step.metric, dim, step.step_size, steps);
+    const Verdict v = judge(stream, lp1, h0, step.metric.kinetic(p));
+    step.record.adapt(i, 1) = (opts.centre.extent(0) > 0 && v.accept_prob > 0.0)
+                                  ? v.accept_prob * chees_term(q, q0, p, steps * step.step_size)
+                                  : 0.0;
+    if (v.accepted) {
+      state.lp(i) = lp1;
+    } else {
+      for (int j = 0; j < dim; ++j) {
+        q(j) = q0(j);
+        g(j) = g0(j);
+      }
+    }
+    record(i, v, steps, q);
+  }
+
+  /// \brief The records of particle i's transition; `q` is its position after the test
+  /// (state.lp(i) its log density).
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void record(int i, const Verdict& v, int steps, const R& q) const {
+    step.tally(i, v.accept_prob, v.diverged, steps);
+    step.record_params(model, i, q);
+    step.record_stat(i, kLp, step.state.lp(i));
+    step.record_stat(i, kAccept, v.accept_prob);
+    step.record_stat(i, kStepSize, step.step_size);
+    step.record_stat(i, kSteps, steps);
+    step.record_stat(i, kDiverging, v.diverged ? 1.0 : 0.0);
+    step.record_stat(i, kEnergy, v.energy);
+  }
+
+  /// \brief The transitions of particles [block · kLanes, block · kLanes + kLanes) in
+  /// lock step (lanes.hpp); host only.
+  void lanes(const int block) const {
+    if constexpr (lanes_available<Model>()) {
+      constexpr int W = kLanes;
+      const int n = static_cast<int>(step.state.lp.extent(0));
+      const int dim = step.dim;
+      const int first = block * W;
+      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim];
+      Pack lp, h0;
+      int steps[W], particle[W];
+      bool finite[W];
+
+      // Lane l is particle first + l; past the end, a copy of the block's first one.
+      for (int l = 0; l < W; ++l) particle[l] = first + l < n ? first + l : first;
+      for (int j = 0; j < dim; ++j) {
+        for (int l = 0; l < W; ++l) {
+          q[j][l] = step.state.q(particle[l], j);
+          g[j][l] = step.state.grad(particle[l], j);
+        }
+      }
+      rng::ParticleStream streams[W];
+      for (int l = 0; l < W; ++l) streams[l] = step.stream(particle[l]);
+      lane_momenta(streams, step.iteration, dim, p);
+      int longest = 0;
+      for (int l = 0; l < W; ++l) {
+        const LaneRow pl{p, l};
+        step.metric.momentum_from_normals(pl, math::sqrt(step.temperature));
+        steps[l] = steps_for(streams[l]);
+        longest = steps[l] > longest ? steps[l] : longest;
+        lp[l] = step.state.lp(particle[l]);
+        h0[l] = -lp[l] + step.metric.kinetic(pl);
+        finite[l] = true;
+      }
+
+      const LaneGradient<Model> gradient{model};
+      for (int s = 0; s < longest; ++s) {
+        // A lane moves while its trajectory goes on and its log density is finite; the
+        // others take a step of size 0.
+        Pack eps;
+        int running = 0;
+        for (int l = 0; l < W; ++l) {
+          const bool moves = s < steps[l] && finite[l];
+          eps[l] = moves ? step.step_size : 0.0;
+          running += moves;
+        }
+        if (running == 0) break;
+        const Pack lpn = leapfrog_step(PackRow{q}, PackRow{p}, PackRow{g}, step.metric, dim, eps, gradient);
+        for (int l = 0; l < W; ++l) {
+          if (eps[l] == 0.0) continue;
+          lp[l] = lpn[l];
+          finite[l] = math::isfinite(lpn[l]);
+        }
+      }
+
+      for (int l = 0; l < W && first + l < n; ++l) {
+        finish_lane(first + l, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], h0[l], steps[l]);
+      }
+    }
+  }
+
+ private:
+  /// The Metropolis test and records of particle i, whose trajectory ended at (q, grad,
+  /// p) with log density lp1; the start point is still in the state.
+  void finish_lane(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0,
+                   int steps) const {
+    const auto v = judge(step.stream(i), lp1, h0, step.metric.kinetic(p));
+    const Row q0 = row(step.state.q, i);
+    step.record.adapt(i, 1) = (opts.centre.extent(0) > 0 && v.accept_prob > 0.0)
+                                  ? v.accept_prob * chees_term(q, q0, p, steps * step.step_size)
+                                  : 0.0;
+    if (v.accepted) {
+      step.state.lp(i) = lp1;
+      const Row g0 = row(step.state.grad, i);
+      for (int j = 0; j < step.dim; ++j) {
+        q0(j) = q(j);
+        g0(j) = grad(j);
+      }
+    }
+    record(i, v, steps, q0);
+  }
+};
+
+}  // namespace hmc::sampler

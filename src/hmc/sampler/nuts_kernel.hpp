@@ -1,0 +1,337 @@
+#pragma once
+/// \file
+/// \brief The No-U-Turn sampler: `/sampler/algorithm` `nuts`.
+///
+/// Multinomial NUTS (Betancourt 2017, as Stan and NumPyro run it), built iteratively,
+/// one leapfrog step at a time, with no recursion:
+///
+/// - the trajectory doubles in a random direction until it turns, diverges or reaches
+///   2^max_tree_depth - 1 steps; doubling `depth` adds a subtree of 2^depth steps to
+///   the end in that direction (the "work" edge moves; the other edge waits in scratch);
+/// - within a subtree the sample is chosen progressively, each new point replacing the
+///   current one with probability w / Σw (w = exp(-ΔH / T)); a finished subtree's sample
+///   replaces the tree's with probability min(1, W_subtree / W_tree) (biased progressive
+///   sampling);
+/// - the generalised U-turn criterion p♯₋·ρ > 0 and p♯₊·ρ > 0 (p♯ = Σ p, ρ the sum of
+///   the momenta) is checked on every binary subtree of the new subtree as soon as its
+///   last step is taken, with the momenta and partial sums of ρ kept at ≤ max_tree_depth
+///   checkpoints (the iterative scheme of NumPyro's iterative NUTS), and on the whole
+///   tree when a subtree joins it: every binary subtree of the final tree is tested
+///   once, the same way, whichever of its points the tree was built from;
+/// - a step whose energy error exceeds 1000 (or whose log density is not finite) is a
+///   divergence and ends the transition; a turning or divergent subtree's points are
+///   not sampled from.
+///
+/// The acceptance statistic is the mean of min(1, exp(-ΔH / T)) over the tree's steps
+/// (Stan's), which dual averaging drives to /sampler/adapt/target_accept. The
+/// transition of one particle per thread (GPU and host), and on the host a lane path:
+/// kLanes particles per thread, each lane its own tree, the leapfrog steps in lock step
+/// and a finished lane taking steps of size 0 (lanes.hpp) until the block's last tree
+/// is done. Random numbers: sampler/rng_uses.hpp.
+
+#include "hmc/core/pack.hpp"
+#include "hmc/sampler/kernel.hpp"
+#include "hmc/sampler/lanes.hpp"
+#include "hmc/sampler/leapfrog.hpp"
+#include "hmc/sampler/rng_uses.hpp"
+
+#include <vector>
+
+namespace hmc::sampler {
+
+/// Most doublings /sampler/max_tree_depth allows (trajectories of 2^20 - 1 steps).
+inline constexpr int kMaxTreeDepth = 20;
+
+template <class Model>
+struct NutsKernel {
+  struct Settings {
+    int max_depth = 10;
+  };
+  static constexpr const char* name = "nuts";
+  /// Columns of stat_columns().
+  enum Column : int {
+    kLp = 0,
+    kAccept,
+    kStepSize,
+    kTreeDepth,
+    kMaxDepth,
+    kSteps,
+    kDiverging,
+    kEnergy,
+    kEnergyError,
+  };
+  /// ArviZ 1.x's sample_stats names.
+  static std::vector<StatColumn> stat_columns() {
+    return {{"lp", StatType::kReal, false},
+            {"acceptance_rate", StatType::kReal, false},
+            {"step_size", StatType::kReal, true},
+            {"tree_depth", StatType::kInteger, true},
+            {"reached_max_treedepth", StatType::kBool, true},
+            {"n_steps", StatType::kInteger, true},
+            {"diverging", StatType::kBool, true},
+            {"energy", StatType::kReal, false},
+            {"energy_error", StatType::kReal, false}};
+  }
+  /// Parts of a particle's scratch row, dim doubles each: the moving edge (q, p, ∇; the
+  /// lane path keeps it in Packs), the other edge, the subtree's sample (q, ∇), ρ of the
+  /// tree and of the subtree, and the checkpoints (max_depth momenta, max_depth partial
+  /// sums).
+  enum Part : int { kWorkQ = 0, kWorkP, kWorkG, kOtherQ, kOtherP, kOtherG, kSubQ, kSubG, kRho, kRhoSub, kCheckpoints };
+  static int scratch_size(int dim, const Settings& s) { return (kCheckpoints + 2 * s.max_depth) * dim; }
+  static Settings settings(const sampler::Settings& s) { return Settings{s.max_tree_depth}; }
+  static bool lanes_for(int dim) { return use_lanes<Model>(dim); }
+
+  NutsKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
+
+  Model model;
+  Settings opts;
+  StateView scratch;
+  Step step;
+
+  /// The bookkeeping of one particle's tree (its vectors are in its scratch row).
+  struct Tree {
+    double h0, log_w, log_w_sub, sum_accept, h_z, h_sub, lp_sub, u_top;
+    int depth, leaf, n_steps, dir, work_dir;
+    bool diverging, done;
+  };
+
+  KOKKOS_INLINE_FUNCTION Row part(int i, int k) const {
+    return Row{&scratch(i, k * step.dim), static_cast<std::ptrdiff_t>(scratch.stride(1))};
+  }
+  /// Checkpoint k of the momenta (rho = false) or of the partial sums of ρ.
+  KOKKOS_INLINE_FUNCTION Row checkpoint(int i, int k, bool rho) const {
+    return part(i, kCheckpoints + (rho ? opts.max_depth : 0) + k);
+  }
+
+  template <class A, class B>
+  KOKKOS_INLINE_FUNCTION void copy(const A& to, const B& from) const {
+    for (int j = 0; j < step.dim; ++j) to(j) = from(j);
+  }
+  template <class A, class B>
+  KOKKOS_INLINE_FUNCTION void swap(const A& a, const B& b) const {
+    for (int j = 0; j < step.dim; ++j) {
+      const double t = a(j);
+      a(j) = b(j);
+      b(j) = t;
+    }
+  }
+  static KOKKOS_INLINE_FUNCTION double log_add(double a, double b) {
+    if (a == -math::infinity()) return b;
+    if (b == -math::infinity()) return a;
+    return a > b ? a + math::log1p(math::exp(b - a)) : b + math::log1p(math::exp(a - b));
+  }
+
+  /// Starts particle i's tree: the momentum is in (wq, wp, wg), the work edge, which
+  /// holds the particle's position and gradient.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void begin(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+    t.h0 = -step.state.lp(i) + step.metric.kinetic(wp);
+    copy(part(i, kOtherQ), wq);
+    copy(part(i, kOtherP), wp);
+    copy(part(i, kOtherG), wg);
+    copy(part(i, kRho), wp);
+    t.log_w = 0.0;
+    t.h_z = t.h0;
+    t.depth = 0;
+    t.n_steps = 0;
+    t.sum_accept = 0.0;
+    t.diverging = false;
+    t.done = false;
+    t.work_dir = 1;
+    start_subtree(i, t, wq, wp, wg);
+  }
+
+  /// The next doubling: its direction and biased-sampling uniform; the work edge is put
+  /// on that side.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void start_subtree(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+    double u_dir;
+    step.stream(i).uniform2(step.iteration, kUseDoubling + static_cast<std::uint32_t>(t.depth), u_dir, t.u_top);
+    t.dir = u_dir < 0.5 ? -1 : 1;
+    if (t.dir != t.work_dir) {
+      swap(wq, part(i, kOtherQ));
+      swap(wp, part(i, kOtherP));
+      swap(wg, part(i, kOtherG));
+      t.work_dir = t.dir;
+    }
+    const Row rs = part(i, kRhoSub);
+    for (int j = 0; j < step.dim; ++j) rs(j) = 0.0;
+    t.leaf = 0;
+    t.log_w_sub = -math::infinity();
+  }
+
+  /// The work edge has moved one step (log density lp there): weigh, sample, check.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, double lp) const {
+    const int dim = step.dim;
+    ++t.n_steps;
+    const double h = -lp + step.metric.kinetic(wp);
+    double delta = h - t.h0;
+    if (!math::isfinite(lp) || math::isnan(delta)) delta = math::infinity();
+    t.sum_accept += delta <= 0.0 ? 1.0 : math::exp(-delta / step.temperature);
+    if (delta > kDivergenceThreshold) {
+      t.diverging = true;
+      finish(i, t);
+      return;
+    }
+    const double lw = -delta / step.temperature;
+    // Progressive sampling within the subtree.
+    const double log_w_sub = log_add(t.log_w_sub, lw);
+    bool take = t.leaf == 0;
+    if (!take) {
+      double u, unused;
+      step.stream(i).uniform2(step.iteration, kUseLeaf + static_cast<std::uint32_t>(t.n_steps - 1), u, unused);
+      take = u < math::exp(lw - log_w_sub);
+    }
+    if (take) {
+      copy(part(i, kSubQ), wq);
+      copy(part(i, kSubG), wg);
+      t.lp_sub = lp;
+      t.h_sub = h;
+    }
+    t.log_w_sub = log_w_sub;
+    const Row rs = part(i, kRhoSub);
+    for (int j = 0; j < dim; ++j) rs(j) += wp(j);
+
+    // Sub-subtrees ending here: leaf n ends as many as its trailing one bits; their
+    // checkpoints are [lo, hi] (hi: the one bits of n above the last).
+    const int n = t.leaf;
+    int hi = 0, ones = 0;
+    for (int m = n >> 1; m > 0; m >>= 1) hi += m & 1;
+    for (int m = n; (m & 1) != 0; m >>= 1) ++ones;
+    if ((n & 1) == 0) {
+      copy(checkpoint(i, hi, false), wp);
+      copy(checkpoint(i, hi, true), rs);
+    } else {
+      for (int k = hi; k >= hi - ones + 1; --k) {
+        // ρ of the sub-subtree from checkpoint k's leaf to here.
+        const Row pk = checkpoint(i, k, false), rk = checkpoint(i, k, true);
+        double da = 0.0, db = 0.0;
+        for (int j = 0; j < dim; ++j) {
+          const double r = rs(j) - rk(j) + pk(j);
+          da += step.metric.velocity(pk, j) * r;
+          db += step.metric.velocity(wp, j) * r;
+        }
+        if (!(da > 0.0 && db > 0.0)) {
+          finish(i, t);  // a turning subtree: its points are not sampled from
+          return;
+        }
+      }
+    }
+    if (++t.leaf < (1 << t.depth)) return;
+    join(i, t, wq, wp, wg);
+  }
+
+  /// The subtree is complete and valid: its sample may replace the tree's; the tree
+  /// doubles, then goes on unless it turns or is as deep as allowed.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+    const int dim = step.dim;
+    if (t.u_top < math::exp(t.log_w_sub - t.log_w)) {
+      copy(row(step.state.q, i), part(i, kSubQ));
+      copy(row(step.state.grad, i), part(i, kSubG));
+      step.state.lp(i) = t.lp_sub;
+      t.h_z = t.h_sub;
+    }
+    t.log_w = log_add(t.log_w, t.log_w_sub);
+    // The criterion on the whole tree, as on every binary subtree inside the new one:
+    // the same test on every binary subtree of the final tree, whichever point it was
+    // built from, which detailed balance needs. (Stan's extra checks across a junction
+    // would have to be made at every junction inside a subtree too, not only here.)
+    const Row rho = part(i, kRho), rs = part(i, kRhoSub), other = part(i, kOtherP);
+    double a = 0.0, b = 0.0;
+    for (int j = 0; j < dim; ++j) {
+      rho(j) += rs(j);
+      a += step.metric.velocity(other, j) * rho(j);
+      b += step.metric.velocity(wp, j) * rho(j);
+    }
+    ++t.depth;
+    const bool on = a > 0.0 && b > 0.0;
+    if (!on || t.depth >= opts.max_depth) {
+      finish(i, t);
+      return;
+    }
+    start_subtree(i, t, wq, wp, wg);
+  }
+
+  /// The transition is complete: the tree's sample is in the state.
+  KOKKOS_INLINE_FUNCTION void finish(int i, Tree& t) const {
+    t.done = true;
+    const double accept = t.n_steps > 0 ? t.sum_accept / t.n_steps : 0.0;
+    step.tally(i, accept, t.diverging, t.n_steps);
+    step.record.adapt(i, 1) = 0.0;
+    step.record_params(model, i, row(step.state.q, i));
+    step.record_stat(i, kLp, step.state.lp(i));
+    step.record_stat(i, kAccept, accept);
+    step.record_stat(i, kStepSize, step.step_size);
+    step.record_stat(i, kTreeDepth, t.depth);
+    step.record_stat(i, kMaxDepth, t.depth >= opts.max_depth ? 1.0 : 0.0);
+    step.record_stat(i, kSteps, t.n_steps);
+    step.record_stat(i, kDiverging, t.diverging ? 1.0 : 0.0);
+    step.record_stat(i, kEnergy, t.h_z);
+    step.record_stat(i, kEnergyError, t.h_z - t.h0);
+  }
+
+  /// One particle's transition (a thread each).
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const Row wq = part(i, kWorkQ), wp = part(i, kWorkP), wg = part(i, kWorkG);
+    copy(wq, row(step.state.q, i));
+    copy(wg, row(step.state.grad, i));
+    step.draw_momentum(step.stream(i), wp);
+    Tree t;
+    begin(i, t, wq, wp, wg);
+    const RowGradient<Model> gradient{model, step.state.scratch(i)};
+    while (!t.done) {
+      const double lp = leapfrog_step(wq, wp, wg, step.metric, step.dim, t.dir * step.step_size, gradient);
+      after_step(i, t, wq, wp, wg, lp);
+    }
+  }
+
+  /// The transitions of particles [block · kLanes, block · kLanes + kLanes), each lane
+  /// its own tree, the leapfrog steps in lock step (lanes.hpp); host only.
+  void lanes(const int block) const {
+    if constexpr (lanes_available<Model>()) {
+      constexpr int W = kLanes;
+      const int n = static_cast<int>(step.state.lp.extent(0));
+      const int dim = step.dim;
+      const int first = block * W;
+      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim];
+      Tree t[W];
+      rng::ParticleStream streams[W];
+      // Lanes past the end hold a copy of the block's first particle and are done at once.
+      for (int l = 0; l < W; ++l) {
+        const int i = first + l < n ? first + l : first;
+        streams[l] = step.stream(i);
+        for (int j = 0; j < dim; ++j) {
+          q[j][l] = step.state.q(i, j);
+          g[j][l] = step.state.grad(i, j);
+        }
+      }
+      lane_momenta(streams, step.iteration, dim, p);
+      for (int l = 0; l < W; ++l) {
+        step.metric.momentum_from_normals(LaneRow{p, l}, math::sqrt(step.temperature));
+        if (first + l < n) {
+          begin(first + l, t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l});
+        } else {
+          t[l].done = true;
+        }
+      }
+      const LaneGradient<Model> gradient{model};
+      for (;;) {
+        Pack eps;
+        int running = 0;
+        for (int l = 0; l < W; ++l) {
+          eps[l] = t[l].done ? 0.0 : t[l].dir * step.step_size;
+          running += !t[l].done;
+        }
+        if (running == 0) break;
+        const Pack lp = leapfrog_step(PackRow{q}, PackRow{p}, PackRow{g}, step.metric, dim, eps, gradient);
+        for (int l = 0; l < W; ++l) {
+          if (!t[l].done) after_step(first + l, t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, lp[l]);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace hmc::sampler

@@ -1,0 +1,217 @@
+// A third transition kernel, written here against the concept (sampler/kernel.hpp):
+// random-walk Metropolis. It runs end to end through the ensemble loop, its statistics
+// reach draws.nc and draws.csv by their names, and its checkpoint round-trips bit for
+// bit; nothing in the loop, the writers or the checkpoint code names it. Also the
+// concept's checks of the shipped kernels, and the refusal of another kernel's state.
+#include "harmonic_oscillator.hpp"
+#include "hmc/core/errors.hpp"
+#include "hmc/io/netcdf.hpp"
+#include "hmc/io/results.hpp"
+#include "hmc/sampler/kernels.hpp"
+#include "hmc/sampler/rng_uses.hpp"
+#include "hmc/sampler/run.hpp"
+#include "support/in_memory.hpp"
+#include "support/moments.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using hmc::Row;
+using hmc::StatColumn;
+using hmc::StatType;
+
+/// Random-walk Metropolis: q' = q + scale · z, z standard normal, accepted with
+/// probability min(1, p(q') / p(q)). Its scale is /sampler/step_size.
+template <class Model>
+struct RwmKernel {
+  struct Settings {
+    double scale = 1.0;
+  };
+  static constexpr const char* name = "rwm";
+  static std::vector<StatColumn> stat_columns() {
+    return {{"lp", StatType::kReal, false},
+            {"acceptance_rate", StatType::kReal, false},
+            {"accepted", StatType::kBool, true}};
+  }
+  /// The proposal and its gradient.
+  static int scratch_size(int dim, const Settings&) { return 2 * dim; }
+  static Settings settings(const hmc::sampler::Settings& s) { return Settings{s.step_size}; }
+
+  RwmKernel(const Model& m, const Settings& s, const hmc::StateView& rows) : model(m), opts(s), scratch(rows) {}
+  Model model;
+  Settings opts;
+  hmc::StateView scratch;
+  hmc::sampler::Step step;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const auto stream = step.stream(i);
+    const int d = step.dim;
+    const Row q = hmc::row(step.state.q, i), g = hmc::row(step.state.grad, i);
+    const Row prop{&scratch(i, 0), static_cast<std::ptrdiff_t>(scratch.stride(1))};
+    const Row prop_grad{&scratch(i, d), static_cast<std::ptrdiff_t>(scratch.stride(1))};
+    for (int j = 0; j < d; j += 2) {
+      double z0, z1;
+      stream.normal2(step.iteration, static_cast<std::uint32_t>(j / 2), z0, z1);
+      prop(j) = q(j) + opts.scale * z0;
+      if (j + 1 < d) prop(j + 1) = q(j + 1) + opts.scale * z1;
+    }
+    const double lp1 = hmc::model::log_density_gradient(model, prop, prop_grad, step.state.scratch(i));
+    const double delta = lp1 - step.state.lp(i);
+    const double a = !(delta == delta) ? 0.0 : (delta >= 0.0 ? 1.0 : hmc::math::exp(delta));
+    double u, unused;
+    stream.uniform2(step.iteration, hmc::sampler::kUseAccept, u, unused);
+    const bool accepted = u < a;
+    if (accepted) {
+      for (int j = 0; j < d; ++j) {
+        q(j) = prop(j);
+        g(j) = prop_grad(j);
+      }
+      step.state.lp(i) = lp1;
+    }
+    step.tally(i, a, false, 1.0);
+    step.record_params(model, i, q);
+    step.record_stat(i, 0, step.state.lp(i));
+    step.record_stat(i, 1, a);
+    step.record_stat(i, 2, accepted ? 1.0 : 0.0);
+  }
+};
+
+static_assert(
+    hmc::sampler::check_kernel<RwmKernel<hmc::models::HarmonicOscillator>, hmc::models::HarmonicOscillator>());
+static_assert(hmc::sampler::check_kernel<hmc::sampler::HmcKernel<hmc::models::HarmonicOscillator>,
+                                         hmc::models::HarmonicOscillator>());
+static_assert(hmc::sampler::check_kernel<hmc::sampler::NutsKernel<hmc::models::HarmonicOscillator>,
+                                         hmc::models::HarmonicOscillator>());
+
+using Springs = hmc::models::HarmonicOscillator;
+using Rwm = RwmKernel<Springs>;
+
+Springs springs() {
+  return Springs::from_config({{"name", "harmonic_oscillator"}, {"spring_constants", {1.0, 4.0}}}, nullptr);
+}
+
+hmc::sampler::Settings rwm_settings() {
+  hmc::sampler::Settings s;
+  s.particles = 256;
+  s.warmup = 500;
+  s.draws = 1500;
+  s.step_size = 0.9;
+  s.seed = 20261203;
+  s.adapt.enabled = false;  // a fixed scale: dual averaging would aim at 0.8
+  return s;
+}
+
+TEST(Kernel, RandomWalkMetropolisSamplesTheSprings) {
+  const auto m = springs();
+  const auto s = rwm_settings();
+  const auto draws = hmc::test::sample_with<Springs, Rwm>(m, s, 0, s.particles);
+  ASSERT_EQ(draws.columns.size(), 3u);
+  const auto summary = hmc::test::summarize(draws, m.parameter_names());
+  // x_j ~ N(0, 1 / k_j)
+  hmc::test::expect_moments(summary[0], 0.0, 1.0, true);
+  hmc::test::expect_moments(summary[1], 0.0, 0.25, true);
+  // One gradient per transition and particle.
+  EXPECT_EQ(draws.grad_evals, s.particles * (s.warmup + s.draws));
+  double accepted = 0.0;
+  const auto a = draws.stat("accepted");
+  for (std::size_t i = 0; i < a.extent(0); ++i)
+    for (std::size_t t = 0; t < a.extent(1); ++t) accepted += a(i, t);
+  const double rate = accepted / static_cast<double>(a.extent(0) * a.extent(1));
+  EXPECT_GT(rate, 0.2);
+  EXPECT_LT(rate, 0.9);
+}
+
+TEST(Kernel, ItsStatisticsReachTheWritersByName) {
+  const auto m = springs();
+  auto s = rwm_settings();
+  s.particles = 16;
+  s.warmup = 10;
+  s.draws = 12;
+  const auto draws = hmc::test::sample_with<Springs, Rwm>(m, s, 0, s.particles);
+  const hmc::test::LocalDrawsSource source(draws, m.parameter_names());
+  const fs::path dir = fs::temp_directory_path() / ("hmc_test_kernel_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string nc = (dir / "draws.nc").string(), csv = (dir / "draws.csv").string();
+  hmc::io::write_inference_data(nc, source, hmc::io::NetcdfOptions{}, nlohmann::json::object());
+  hmc::io::write_draws_csv(csv, source, 0);
+
+  const hmc::io::NetcdfSource back(nc);
+  ASSERT_EQ(back.layout().num_stats(), 3);
+  EXPECT_EQ(back.layout().stats[2].name, "accepted");
+  EXPECT_EQ(back.layout().stats[2].type, StatType::kBool);
+  const int column = back.layout().stat_column("accepted");
+  ASSERT_GE(column, 0);
+  std::vector<double> got(16 * 12), want(16 * 12);
+  back.read(hmc::Section::kPosterior, column, 0, 16, got.data());
+  source.read(hmc::Section::kPosterior, column, 0, 16, want.data());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(back.layout().stat_column("energy"), -1);  // not a statistic of this kernel
+
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "particle,draw,lp,acceptance_rate,accepted,q[1],q[2]");
+  fs::remove_all(dir);
+}
+
+TEST(Kernel, ACheckpointOfItResumesBitForBitAndAnotherKernelRefusesIt) {
+  const auto m = springs();
+  auto s = rwm_settings();
+  s.particles = 24;
+  s.warmup = 20;
+  s.draws = 20;
+  s.adapt.enabled = true;  // the step size adapter's state goes through the checkpoint too
+  s.adapt.metric = hmc::MetricKind::kDiag;
+  hmc::sampler::EnsembleSampler<Springs, Rwm> a(m, s, 0, s.particles), b(m, s, 0, s.particles);
+  ASSERT_EQ(a.initialise(), 0);
+  for (int it = 0; it < 13; ++it) a.iterate();
+  const auto rows = a.particle_rows();
+  const auto loop = a.loop_state();
+  EXPECT_EQ(loop.algorithm, "rwm");
+  b.restore(rows, loop);
+  while (!a.done()) {
+    a.iterate();
+    b.iterate();
+  }
+  EXPECT_EQ(a.particle_rows(), b.particle_rows());
+  EXPECT_EQ(a.adapted().step_size, b.adapted().step_size);
+
+  hmc::sampler::EnsembleSampler<Springs> hmc_sampler(m, s, 0, s.particles);
+  try {
+    hmc_sampler.restore(rows, loop);
+    FAIL() << "an hmc ensemble took a checkpoint of rwm";
+  } catch (const hmc::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("/sampler/algorithm rwm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Kernel, TheShippedKernelsByAlgorithm) {
+  hmc::sampler::Settings s;
+  s.max_tree_depth = 7;
+  s.algorithm = hmc::Algorithm::kHmc;
+  const auto h = hmc::sampler::kernel_info(s, 3);
+  EXPECT_EQ(h.name, "hmc");
+  EXPECT_EQ(h.scratch_size, 9);
+  ASSERT_EQ(h.stats.size(), hmc::hmc_stat_columns().size());
+  s.algorithm = hmc::Algorithm::kNuts;
+  const auto n = hmc::sampler::kernel_info(s, 3);
+  EXPECT_EQ(n.name, "nuts");
+  EXPECT_EQ(n.scratch_size, (10 + 2 * 7) * 3);
+  std::vector<std::string> names;
+  for (const auto& c : n.stats) names.push_back(c.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"lp", "acceptance_rate", "step_size", "tree_depth", "reached_max_treedepth",
+                                      "n_steps", "diverging", "energy", "energy_error"}));
+}
+
+}  // namespace
