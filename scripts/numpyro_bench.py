@@ -20,14 +20,17 @@ counts the compilation too.
 ESS/s: what a NumPyro user gets by default, NUTS with its default adaptation, 4 chains,
 500 warmup + 1,000 draws, the chains one after the other (what NumPyro's default
 chain_method "parallel" falls back to on one CPU device); the minimum over parameters of
-ArviZ's bulk ESS, divided by the wall time of warmup + sampling, compilation excluded
-(a compiled scan of NUTS' sample kernel, warmed up once).
+ArviZ's bulk ESS of the constrained draws, divided by the wall time of warmup + sampling,
+compilation excluded (a compiled scan of NUTS' sample kernel, warmed up once). The ESS
+runs have one workload more than the throughput ones: hmm_gaussian, the 2-state HMM with
+Gaussian emissions of configs/hmm_gaussian.json (data configs/data/hmm_gaussian.json).
 
 usage:
   numpyro_bench.py DATA_DIR OUT.json [cpu|gpu] [quick]     the anchor grid, as the shared script
   numpyro_bench.py --serve DATA_DIR [cpu|gpu]              worker: one JSON request per stdin line,
       {"op": "throughput", "workload": W, "chains": N, "draws": D}
       {"op": "ess", "workload": W, "chains": C, "warmup": A, "draws": D, "seed": S}
+          (W: a throughput workload or hmm_gaussian)
       {"op": "versions"}
     one JSON answer per stdout line (an "error" member when the run failed).
 """
@@ -86,6 +89,25 @@ def hmm(words, K, V):
     numpyro.factor("forward", logsumexp(alpha))
 
 
+def hmm_gaussian(y, K, mu_loc, mu_scale, sigma_scale):
+    """hmc's hmm model with emission "gaussian" (models/hmm.hpp): Dirichlet(1) transition rows,
+    ordered state means mu[1] < ... < mu[K] with independent Normal(mu_loc_k, mu_scale_k) priors
+    on the ordered values, a common sigma ~ HalfNormal(sigma_scale), uniform initial distribution;
+    the state paths summed out by the forward algorithm (in log space here)."""
+    trans = numpyro.sample("transition", dist.Dirichlet(jnp.ones((K, K))))
+    mu = numpyro.sample("mu", dist.ImproperUniform(dist.constraints.ordered_vector, (), (K,)))
+    numpyro.factor("mu_prior", jnp.sum(dist.Normal(mu_loc, mu_scale).log_prob(mu)))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(sigma_scale))
+    le = dist.Normal(mu, sigma).log_prob(y[:, None])  # (T, K)
+    lt = jnp.log(trans)
+
+    def step(alpha, le_t):
+        return logsumexp(alpha[:, None] + lt, axis=0) + le_t, None
+
+    alpha, _ = jax.lax.scan(step, le[0] - jnp.log(K), le[1:])
+    numpyro.factor("forward", logsumexp(alpha))
+
+
 def load(name):
     with open(os.path.join(data_dir, name)) as f:
         return json.load(f)
@@ -102,6 +124,21 @@ def workloads():
         "linear_accel": (linear_accel, dict(t=jnp.array(lm["t"]), z=jnp.array(lm["z"]), sigma=float(lm["sigmaObs"])), 0.001, 20),
         "hmm_k3_t2000": (hmm, dict(words=jnp.array(hw["words"]), K=3, V=10), 0.01, 10),
     }
+
+
+def ess_workloads():
+    """The workloads of the ESS runs: the throughput ones and hmm_gaussian (its priors those of
+    configs/hmm_gaussian.json: K = 2, mu_loc (0, 0), mu_scale (5, 5), sigma_scale 2), whose data
+    is read only when it is asked for (the anchor grid's data folder need not have it)."""
+    w = {k: (v[0], v[1]) for k, v in workloads().items()}
+
+    def gaussian():
+        y = jnp.array(load("hmm_gaussian.json")["y"])
+        return hmm_gaussian, dict(y=y, K=2, mu_loc=jnp.array([0.0, 0.0]), mu_scale=jnp.array([5.0, 5.0]),
+                                  sigma_scale=2.0)
+
+    w["hmm_gaussian"] = gaussian
+    return w
 
 
 def run(model, kwargs, eps, L, chains, draws):
@@ -166,14 +203,22 @@ class Worker:
         from numpyro.infer.util import initialize_model
         self.hmc_kernel, self.initialize_model = hmc_kernel, initialize_model
         self.workloads = workloads()
+        self.ess_workloads = ess_workloads()
         self.cache = {}
         self.calls = 0
 
-    def _init(self, workload, chains, seed):
-        model, kwargs, _, _ = self.workloads[workload]
+    def _init(self, workload, chains, seed, ess=False):
+        if ess:
+            spec = self.ess_workloads[workload]
+            if callable(spec):
+                spec = self.ess_workloads[workload] = spec()
+            model, kwargs = spec
+        else:
+            model, kwargs, _, _ = self.workloads[workload]
         keys = jax.random.split(jax.random.PRNGKey(seed), chains)
-        info, potential_fn, _, _ = self.initialize_model(keys, model, model_kwargs=kwargs, dynamic_args=False)
-        return info.z, potential_fn, keys
+        info, potential_fn, postprocess_fn, _ = self.initialize_model(keys, model, model_kwargs=kwargs,
+                                                                      dynamic_args=False)
+        return info.z, potential_fn, keys, postprocess_fn
 
     def throughput(self, workload, chains, draws):
         _, _, eps, L = self.workloads[workload]
@@ -182,7 +227,7 @@ class Worker:
         self.calls += 1
         if key not in self.cache:
             t0 = time.perf_counter()
-            z, potential_fn, keys = self._init(workload, chains, 0)
+            z, potential_fn, keys, _ = self._init(workload, chains, 0)
             init_kernel, sample_kernel = self.hmc_kernel(potential_fn, algo="HMC")
             state = jax.vmap(lambda z, k: init_kernel(z, num_warmup=0, step_size=eps, trajectory_length=eps * L,
                                                       adapt_step_size=False, adapt_mass_matrix=False,
@@ -207,7 +252,9 @@ class Worker:
         import arviz as az
         import numpy as np
         key = ("ess", workload, warmup, draws)
-        z, potential_fn, keys = self._init(workload, chains, seed)
+        if workload not in self.ess_workloads:
+            raise ValueError(f"unknown workload {workload!r} (known: {', '.join(self.ess_workloads)})")
+        z, potential_fn, keys, postprocess_fn = self._init(workload, chains, seed, ess=True)
         if key not in self.cache:
             self.cache[key + ("kernel",)] = self.hmc_kernel(potential_fn, algo="NUTS")
         init_kernel, sample_kernel = self.cache[key + ("kernel",)]
@@ -233,17 +280,24 @@ class Worker:
         t0 = time.perf_counter()
         outs = [jax.block_until_ready(run(s)) for s in states]  # the chains one after the other
         seconds = time.perf_counter() - t0
-        # Bulk ESS is rank-based, so the unconstrained draws (a monotone map of each constrained
-        # coordinate here) give the same ESS as the constrained ones.
-        post = {name: np.stack([np.asarray(o[0][name])[warmup:] for o in outs]) for name in outs[0][0]}
+        # The constrained draws (postprocess_fn: the transforms of the sample sites), as hmc's
+        # summary.json has them: for most sites each constrained coordinate is a monotone map of one
+        # unconstrained coordinate (the same ranks, so the same bulk ESS), but an ordered vector's
+        # later entries are not (mu[2] = mu[1] + exp(x[1]) of the HMM).
+        constrain = jax.jit(jax.vmap(postprocess_fn))
+        cons = [constrain(jax.tree_util.tree_map(lambda x: x[warmup:], o[0])) for o in outs]
+        post = {name: np.stack([np.asarray(c[name]) for c in cons]) for name in cons[0]}
         ess = az.ess(az.convert_to_dataset(post), method="bulk")
         per = {name: float(np.min(ess[name].values)) for name in ess.data_vars}
         ess_min = min(per.values())
         steps = np.stack([np.asarray(o[1])[warmup:] for o in outs])
         div = int(np.sum(np.stack([np.asarray(o[2])[warmup:] for o in outs])))
+        # One gradient per leapfrog step, warmup included, plus one at each chain's start.
+        grads = int(sum(np.sum(np.asarray(o[1])) for o in outs)) + chains
         return dict(workload=workload, chains=chains, warmup=warmup, draws=draws, compile_and_first_run_s=first,
                     seconds=seconds, ess_bulk_min=ess_min, ess_bulk_min_by_param=per,
-                    ess_per_s=ess_min / seconds, mean_leapfrog_steps=float(steps.mean()), divergences=div)
+                    ess_per_s=ess_min / seconds, mean_leapfrog_steps=float(steps.mean()), divergences=div,
+                    grad_evals=grads, ess_per_1k_grads=1000.0 * ess_min / grads)
 
 
 def serve_loop():

@@ -5,7 +5,8 @@
 #
 # Usage: py=$(scripts/python_env.sh) && "$py" -c 'import arviz'
 #        py=$(scripts/python_env.sh arviz1)     ArviZ 1.x instead of 0.23 (needs a Python >= 3.12)
-#        py=$(scripts/python_env.sh bench)      the default packages plus NumPyro and JAX (CPU), for scripts/bench
+#        py=$(scripts/python_env.sh bench)      the default packages plus NumPyro, BlackJAX, optax and JAX (CPU),
+#                                               for scripts/bench
 #        py=$(scripts/python_env.sh reference)  ArviZ 0.23 and arviz-stats 1.x side by side, for
 #                                               scripts/make_diagnostics_reference.py (needs a Python >= 3.12)
 # The default and bench sets use python3; it installs python3-venv with apt-get if that is
@@ -26,12 +27,15 @@ BASE=python3
 # ArviZ 1.x (arviz-base, arviz-stats, arviz-plots; draws.nc opens as an xarray DataTree),
 # the version the tail ESS of summary.json follows and the python tests check it against.
 ARVIZ1=(arviz==1.3.0 arviz-base==1.3.1 arviz-stats==1.3.3 arviz-plots==1.3.2)
-# The set "bench" adds the peer that scripts/bench measures hmc against: NumPyro 0.22 (the
-# version of the figures in issue 9) on JAX's CPU wheels. It is a venv of its own (another
-# hash), so the default one of the python tests is not rebuilt for it.
+# The set "bench" adds the peers that scripts/bench measures hmc against: NumPyro 0.22 (the
+# version of the figures in issue 9) and BlackJAX 1.7.1 with optax 0.2.8 (ChEES-HMC, the
+# version of the project's shared benchmark notes; its warmup's optimiser is optax's Adam) on
+# JAX's CPU wheels (jax 0.10.2 on Python 3.11: blackjax 1.7.1 needs jax >= 0.9, numpyro 0.22
+# jax >= 0.7). It is a venv of its own (another hash), so the default one of the python tests
+# is not rebuilt for it.
 case ${1:-default} in
   default) ;;
-  bench) PINS+=(numpyro==0.22.0 "jax[cpu]"); IMPORTS+=", jax, numpyro" ;;
+  bench) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]"); IMPORTS+=", jax, numpyro, blackjax, optax" ;;
   arviz1) PINS=("${ARVIZ1[@]}" netCDF4 xarray pandas numpy scipy); IMPORTS+=", arviz_base, arviz_stats"; BASE=3.12 ;;
   reference)
     # arviz-stats without the arviz 1.x package: its module arviz_stats sits beside arviz 0.23.
