@@ -135,8 +135,8 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
   k.step.slot = 0;
   if (lanes) {
     const Kernel& kk = k;
-    Kokkos::parallel_for("test::lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, (n + hmc::kLanes - 1) / hmc::kLanes),
-                         [&kk](const int block) { kk.lanes(block); });
+    Kokkos::parallel_for("test::lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, Kernel::lane_tasks(n)),
+                         [&kk](const int task) { kk.lanes(task); });
   } else {
     Kokkos::parallel_for("test::scalar", Kokkos::RangePolicy<hmc::ExecSpace>(0, n), k);
   }

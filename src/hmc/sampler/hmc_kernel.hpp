@@ -44,6 +44,8 @@ struct HmcKernel {
     return k;
   }
   static bool lanes_for(int dim) { return use_lanes<Model>(dim); }
+  /// Tasks of the lane path: blocks of kLanes particles.
+  static int lane_tasks(int n) { return (n + kLanes - 1) / kLanes; }
 
   HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
 

@@ -14,8 +14,9 @@
 ///   Step step;                                             // set by the loop before each launch
 ///   KOKKOS_INLINE_FUNCTION void operator()(int i) const;   // one transition of local particle i
 ///
-/// and, optionally, a transition of a block of kLanes particles on the host (a member
-/// `void lanes(int block) const` with `static bool lanes_for(int dim)`), and a path
+/// and, optionally, transitions of particles in the host's vector lanes (a member
+/// `void lanes(int task) const`, `static int lane_tasks(int n)` tasks for n particles,
+/// and `static bool lanes_for(int dim)`), and a path
 /// length that ChEES adapts (`static constexpr bool kAdaptsLength = true` and a
 /// Settings with `length` and `centre`). check_kernel<K, Model>() asserts each member
 /// with a message naming it (tests/compile).
@@ -177,8 +178,10 @@ struct has_transition<K, std::void_t<decltype(std::declval<const K&>()(std::decl
 template <class, class = void>
 struct has_lanes : std::false_type {};
 template <class K>
-struct has_lanes<K, std::void_t<decltype(std::declval<const K&>().lanes(std::declval<int>())),
-                                decltype(K::lanes_for(std::declval<int>()))>> : std::true_type {};
+struct has_lanes<K,
+                 std::void_t<decltype(std::declval<const K&>().lanes(std::declval<int>())),
+                             decltype(K::lanes_for(std::declval<int>())), decltype(K::lane_tasks(std::declval<int>()))>>
+    : std::true_type {};
 
 template <class, class = void>
 struct adapts_length : std::false_type {};

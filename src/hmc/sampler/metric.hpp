@@ -7,6 +7,7 @@
 
 #include "hmc/core/types.hpp"
 
+#include <type_traits>
 #include <vector>
 
 namespace hmc::sampler {
@@ -20,20 +21,22 @@ struct Metric {
   MatrixView full;  ///< Σ (dense)
   MatrixView chol;  ///< lower L with Σ = L Lᵀ (dense)
 
-  /// ½ pᵀ Σ p
+  /// ½ pᵀ Σ p: a double for a vector of doubles, a Pack for a PackRow (each lane what the
+  /// double code computes for it).
   template <class R = Row>
-  KOKKOS_INLINE_FUNCTION double kinetic(const R& p) const {
-    double k = 0.0;
+  KOKKOS_INLINE_FUNCTION auto kinetic(const R& p) const {
+    using T = std::decay_t<decltype(p(0))>;
+    T k = 0.0;
     if (!dense) {
       for (int j = 0; j < dim; ++j) k += p(j) * p(j) * diag(j);
     } else {
       for (int i = 0; i < dim; ++i) {
-        double s = 0.0;
+        T s = 0.0;
         for (int j = 0; j < dim; ++j) s += full(i, j) * p(j);
         k += p(i) * s;
       }
     }
-    return 0.5 * k;
+    return T(0.5 * k);
   }
 
   /// q += eps Σ p. V is a vector of doubles (Row) with eps a double, or of Packs

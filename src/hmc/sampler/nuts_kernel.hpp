@@ -90,7 +90,11 @@ struct NutsKernel {
 
   /// The bookkeeping of one particle's tree (its vectors are in its scratch row).
   struct Tree {
-    double h0, log_w, log_w_sub, sum_accept, h_z, h_sub, lp_sub, u_top;
+    double h0;
+    /// Weights exp(-(H - H0) / T) are summed relative to exp(ref): w_tree of the tree,
+    /// w_sub of the subtree being built (ref is 0 unless a weight would overflow).
+    double ref, w_tree, w_sub;
+    double sum_accept, h_z, h_sub, lp_sub, u_top, u_leaf;
     int depth, leaf, n_steps, dir, work_dir;
     bool diverging, done;
   };
@@ -115,10 +119,13 @@ struct NutsKernel {
       b(j) = t;
     }
   }
-  static KOKKOS_INLINE_FUNCTION double log_add(double a, double b) {
-    if (a == -math::infinity()) return b;
-    if (b == -math::infinity()) return a;
-    return a > b ? a + math::log1p(math::exp(b - a)) : b + math::log1p(math::exp(a - b));
+  /// The uniform of the progressive choice at step s (0-based) of particle i's tree:
+  /// steps 2m and 2m + 1 share the two uniforms of use kUseLeaf + m.
+  KOKKOS_INLINE_FUNCTION double leaf_uniform(int i, Tree& t, int s) const {
+    if ((s & 1) != 0) return t.u_leaf;
+    double u0;
+    step.stream(i).uniform2(step.iteration, kUseLeaf + static_cast<std::uint32_t>(s / 2), u0, t.u_leaf);
+    return u0;
   }
 
   /// Starts particle i's tree: the momentum is in (wq, wp, wg), the work edge, which
@@ -130,7 +137,8 @@ struct NutsKernel {
     copy(part(i, kOtherP), wp);
     copy(part(i, kOtherG), wg);
     copy(part(i, kRho), wp);
-    t.log_w = 0.0;
+    t.ref = 0.0;
+    t.w_tree = 1.0;  // the starting point
     t.h_z = t.h0;
     t.depth = 0;
     t.n_steps = 0;
@@ -157,39 +165,46 @@ struct NutsKernel {
     const Row rs = part(i, kRhoSub);
     for (int j = 0; j < step.dim; ++j) rs(j) = 0.0;
     t.leaf = 0;
-    t.log_w_sub = -math::infinity();
+    t.w_sub = 0.0;
   }
 
-  /// The work edge has moved one step (log density lp there): weigh, sample, check.
+  /// The work edge has moved one step (log density lp there, kinetic energy `kinetic`):
+  /// weigh, sample, check.
   template <class V>
-  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, double lp) const {
+  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, double lp,
+                                         double kinetic) const {
     const int dim = step.dim;
-    ++t.n_steps;
-    const double h = -lp + step.metric.kinetic(wp);
+    const int s = t.n_steps++;
+    const double h = -lp + kinetic;
     double delta = h - t.h0;
     if (!math::isfinite(lp) || math::isnan(delta)) delta = math::infinity();
-    t.sum_accept += delta <= 0.0 ? 1.0 : math::exp(-delta / step.temperature);
+    const double lw = -delta / step.temperature;
     if (delta > kDivergenceThreshold) {
+      t.sum_accept += math::exp(lw);
       t.diverging = true;
       finish(i, t);
       return;
     }
-    const double lw = -delta / step.temperature;
-    // Progressive sampling within the subtree.
-    const double log_w_sub = log_add(t.log_w_sub, lw);
-    bool take = t.leaf == 0;
-    if (!take) {
-      double u, unused;
-      step.stream(i).uniform2(step.iteration, kUseLeaf + static_cast<std::uint32_t>(t.n_steps - 1), u, unused);
-      take = u < math::exp(lw - log_w_sub);
+    if (lw - t.ref > 600.0) {
+      // Far below the starting energy: rescale the sums before exp(lw - ref) overflows.
+      const double f = math::exp(t.ref - lw);
+      t.w_tree *= f;
+      t.w_sub *= f;
+      t.ref = lw;
     }
+    const double w = math::exp(lw - t.ref);
+    t.sum_accept += lw >= 0.0 ? 1.0 : (t.ref == 0.0 ? w : math::exp(lw));
+    // Progressive sampling within the subtree: the new point with probability w / Σw.
+    const double w_sub = t.w_sub + w;
+    const bool take = t.leaf == 0 || leaf_uniform(i, t, s) * w_sub < w;
+    if ((s & 1) == 0 && t.leaf == 0) leaf_uniform(i, t, s);  // the pair's second uniform, for step s + 1
     if (take) {
       copy(part(i, kSubQ), wq);
       copy(part(i, kSubG), wg);
       t.lp_sub = lp;
       t.h_sub = h;
     }
-    t.log_w_sub = log_w_sub;
+    t.w_sub = w_sub;
     const Row rs = part(i, kRhoSub);
     for (int j = 0; j < dim; ++j) rs(j) += wp(j);
 
@@ -227,13 +242,13 @@ struct NutsKernel {
   template <class V>
   KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
     const int dim = step.dim;
-    if (t.u_top < math::exp(t.log_w_sub - t.log_w)) {
+    if (t.u_top * t.w_tree < t.w_sub) {  // probability min(1, W_subtree / W_tree)
       copy(row(step.state.q, i), part(i, kSubQ));
       copy(row(step.state.grad, i), part(i, kSubG));
       step.state.lp(i) = t.lp_sub;
       t.h_z = t.h_sub;
     }
-    t.log_w = log_add(t.log_w, t.log_w_sub);
+    t.w_tree += t.w_sub;
     // The criterion on the whole tree, as on every binary subtree inside the new one:
     // the same test on every binary subtree of the final tree, whichever point it was
     // built from, which detailed balance needs. (Stan's extra checks across a junction
@@ -283,39 +298,45 @@ struct NutsKernel {
     const RowGradient<Model> gradient{model, step.state.scratch(i)};
     while (!t.done) {
       const double lp = leapfrog_step(wq, wp, wg, step.metric, step.dim, t.dir * step.step_size, gradient);
-      after_step(i, t, wq, wp, wg, lp);
+      after_step(i, t, wq, wp, wg, lp, step.metric.kinetic(wp));
     }
   }
 
-  /// The transitions of particles [block · kLanes, block · kLanes + kLanes), each lane
-  /// its own tree, the leapfrog steps in lock step (lanes.hpp); host only.
-  void lanes(const int block) const {
+  /// Particles per task of the lane path: a thread's kLanes lanes work through them,
+  /// each lane taking the next particle as soon as its tree is done.
+  static constexpr int kLaneTask = 8 * kLanes;
+  static int lane_tasks(int n) { return (n + kLaneTask - 1) / kLaneTask; }
+
+  /// The transitions of the particles [task · kLaneTask, task · kLaneTask + kLaneTask):
+  /// kLanes trees at a time, their leapfrog steps in lock step (lanes.hpp), a lane that
+  /// finishes its tree starting the next particle's; host only. A particle computes the
+  /// same values in any lane and whichever particles share its lanes.
+  void lanes(const int task) const {
     if constexpr (lanes_available<Model>()) {
       constexpr int W = kLanes;
       const int n = static_cast<int>(step.state.lp.extent(0));
       const int dim = step.dim;
-      const int first = block * W;
+      const int last = n < (task + 1) * kLaneTask ? n : (task + 1) * kLaneTask;
+      int next = task * kLaneTask;
       Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim];
       Tree t[W];
-      rng::ParticleStream streams[W];
-      // Lanes past the end hold a copy of the block's first particle and are done at once.
-      for (int l = 0; l < W; ++l) {
-        const int i = first + l < n ? first + l : first;
-        streams[l] = step.stream(i);
-        for (int j = 0; j < dim; ++j) {
-          q[j][l] = step.state.q(i, j);
-          g[j][l] = step.state.grad(i, j);
-        }
-      }
-      lane_momenta(streams, step.iteration, dim, p);
-      for (int l = 0; l < W; ++l) {
-        step.metric.momentum_from_normals(LaneRow{p, l}, math::sqrt(step.temperature));
-        if (first + l < n) {
-          begin(first + l, t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l});
-        } else {
+      int particle[W];
+      // Lane l starts the next particle of the task, or is done.
+      const auto start = [&](int l) {
+        if (next >= last) {
           t[l].done = true;
+          return;
         }
-      }
+        const int i = particle[l] = next++;
+        const LaneRow lq{q, l}, lp{p, l}, lg{g, l};
+        for (int j = 0; j < dim; ++j) {
+          lq(j) = step.state.q(i, j);
+          lg(j) = step.state.grad(i, j);
+        }
+        step.draw_momentum(step.stream(i), lp);
+        begin(i, t[l], lq, lp, lg);
+      };
+      for (int l = 0; l < W; ++l) start(l);
       const LaneGradient<Model> gradient{model};
       for (;;) {
         Pack eps;
@@ -326,8 +347,11 @@ struct NutsKernel {
         }
         if (running == 0) break;
         const Pack lp = leapfrog_step(PackRow{q}, PackRow{p}, PackRow{g}, step.metric, dim, eps, gradient);
+        const Pack kinetic = step.metric.kinetic(PackRow{p});
         for (int l = 0; l < W; ++l) {
-          if (!t[l].done) after_step(first + l, t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, lp[l]);
+          if (t[l].done) continue;
+          after_step(particle[l], t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, lp[l], kinetic[l]);
+          if (t[l].done) start(l);
         }
       }
     }

@@ -364,8 +364,8 @@ class EnsembleSampler {
     if constexpr (has_lane_transition<Kernel>() && lanes_available<Model>()) {
       if (lanes_) {
         const Kernel& k = kernel_;
-        Kokkos::parallel_for("hmc::transition_lanes", Policy(0, (n_ + kLanes - 1) / kLanes),
-                             [&k](const int block) { k.lanes(block); });
+        Kokkos::parallel_for("hmc::transition_lanes", Policy(0, Kernel::lane_tasks(n_)),
+                             [&k](const int task) { k.lanes(task); });
         return;
       }
     }
