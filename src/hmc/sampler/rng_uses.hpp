@@ -11,7 +11,7 @@
 ///   0 .. ceil(d/2) - 1         all      the iteration's normals, a pair of coordinates per use
 ///                                       (hmc, nuts: momenta; the toy RWM of tests/unit/test_kernel.cpp:
 ///                                       its proposal)
-///   kUseLeaf + k               nuts     multinomial choice at the k-th leapfrog step of the tree
+///   kUseLeaf + m               nuts     multinomial choices at the tree's steps 2m (u0) and 2m + 1 (u1)
 ///   kUseDoubling + depth       nuts     direction of doubling `depth` (u0) and its biased choice (u1)
 ///   kUseJitter                 hmc      ChEES: the jittered number of steps
 ///   kUseAccept                 hmc      the Metropolis test (also the toy RWM's)
