@@ -129,9 +129,10 @@ struct NutsKernel {
   }
 
   /// Starts particle i's tree: the momentum is in (wq, wp, wg), the work edge, which
-  /// holds the particle's position and gradient.
-  template <class V>
-  KOKKOS_INLINE_FUNCTION void begin(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+  /// holds the particle's position and gradient; rs is where the subtree's momentum sum is
+  /// kept (the scratch row's, or the lane path's Packs).
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION void begin(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs) const {
     t.h0 = -step.state.lp(i) + step.metric.kinetic(wp);
     copy(part(i, kOtherQ), wq);
     copy(part(i, kOtherP), wp);
@@ -146,13 +147,13 @@ struct NutsKernel {
     t.diverging = false;
     t.done = false;
     t.work_dir = 1;
-    start_subtree(i, t, wq, wp, wg);
+    start_subtree(i, t, wq, wp, wg, rs);
   }
 
   /// The next doubling: its direction and biased-sampling uniform; the work edge is put
   /// on that side.
-  template <class V>
-  KOKKOS_INLINE_FUNCTION void start_subtree(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION void start_subtree(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs) const {
     double u_dir;
     step.stream(i).uniform2(step.iteration, kUseDoubling + static_cast<std::uint32_t>(t.depth), u_dir, t.u_top);
     t.dir = u_dir < 0.5 ? -1 : 1;
@@ -162,20 +163,29 @@ struct NutsKernel {
       swap(wg, part(i, kOtherG));
       t.work_dir = t.dir;
     }
-    const Row rs = part(i, kRhoSub);
     for (int j = 0; j < step.dim; ++j) rs(j) = 0.0;
     t.leaf = 0;
     t.w_sub = 0.0;
   }
 
-  /// The work edge has moved one step (log density lp there, kinetic energy `kinetic`):
-  /// weigh, sample, check.
-  template <class V>
-  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, double lp,
-                                         double kinetic) const {
+  /// What the step computed for a tree: log density and kinetic energy at the new point;
+  /// the lane path also gives the weight exp(lw - ref) and the leaf's uniform (computed
+  /// for all lanes at once) and has added p to the momentum sum; the scalar path leaves
+  /// those to after_step (w, u negative; rho_added false).
+  struct StepResult {
+    double lp, kinetic;
+    double w = -1.0, u = -1.0;
+    bool rho_added = false;
+  };
+
+  /// The work edge has moved one step: weigh, sample, check.
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs,
+                                         const StepResult& in) const {
     const int dim = step.dim;
     const int s = t.n_steps++;
-    const double h = -lp + kinetic;
+    const double lp = in.lp;
+    const double h = -lp + in.kinetic;
     double delta = h - t.h0;
     if (!math::isfinite(lp) || math::isnan(delta)) delta = math::infinity();
     const double lw = -delta / step.temperature;
@@ -185,19 +195,21 @@ struct NutsKernel {
       finish(i, t);
       return;
     }
+    double w = in.w;
     if (lw - t.ref > 600.0) {
       // Far below the starting energy: rescale the sums before exp(lw - ref) overflows.
       const double f = math::exp(t.ref - lw);
       t.w_tree *= f;
       t.w_sub *= f;
       t.ref = lw;
+      w = -1.0;
     }
-    const double w = math::exp(lw - t.ref);
+    if (w < 0.0) w = math::exp(lw - t.ref);
     t.sum_accept += lw >= 0.0 ? 1.0 : (t.ref == 0.0 ? w : math::exp(lw));
     // Progressive sampling within the subtree: the new point with probability w / Σw.
     const double w_sub = t.w_sub + w;
-    const bool take = t.leaf == 0 || leaf_uniform(i, t, s) * w_sub < w;
-    if ((s & 1) == 0 && t.leaf == 0) leaf_uniform(i, t, s);  // the pair's second uniform, for step s + 1
+    const bool take = t.leaf == 0 || (in.u >= 0.0 ? in.u : leaf_uniform(i, t, s)) * w_sub < w;
+    if ((s & 1) == 0 && t.leaf == 0 && in.u < 0.0) leaf_uniform(i, t, s);  // the pair's second, for step s + 1
     if (take) {
       copy(part(i, kSubQ), wq);
       copy(part(i, kSubG), wg);
@@ -205,8 +217,9 @@ struct NutsKernel {
       t.h_sub = h;
     }
     t.w_sub = w_sub;
-    const Row rs = part(i, kRhoSub);
-    for (int j = 0; j < dim; ++j) rs(j) += wp(j);
+    if (!in.rho_added) {
+      for (int j = 0; j < dim; ++j) rs(j) += wp(j);
+    }
 
     // Sub-subtrees ending here: leaf n ends as many as its trailing one bits; their
     // checkpoints are [lo, hi] (hi: the one bits of n above the last).
@@ -234,13 +247,13 @@ struct NutsKernel {
       }
     }
     if (++t.leaf < (1 << t.depth)) return;
-    join(i, t, wq, wp, wg);
+    join(i, t, wq, wp, wg, rs);
   }
 
   /// The subtree is complete and valid: its sample may replace the tree's; the tree
   /// doubles, then goes on unless it turns or is as deep as allowed.
-  template <class V>
-  KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg) const {
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs) const {
     const int dim = step.dim;
     if (t.u_top * t.w_tree < t.w_sub) {  // probability min(1, W_subtree / W_tree)
       copy(row(step.state.q, i), part(i, kSubQ));
@@ -253,7 +266,7 @@ struct NutsKernel {
     // the same test on every binary subtree of the final tree, whichever point it was
     // built from, which detailed balance needs. (Stan's extra checks across a junction
     // would have to be made at every junction inside a subtree too, not only here.)
-    const Row rho = part(i, kRho), rs = part(i, kRhoSub), other = part(i, kOtherP);
+    const Row rho = part(i, kRho), other = part(i, kOtherP);
     double a = 0.0, b = 0.0;
     for (int j = 0; j < dim; ++j) {
       rho(j) += rs(j);
@@ -266,7 +279,7 @@ struct NutsKernel {
       finish(i, t);
       return;
     }
-    start_subtree(i, t, wq, wp, wg);
+    start_subtree(i, t, wq, wp, wg, rs);
   }
 
   /// The transition is complete: the tree's sample is in the state.
@@ -293,12 +306,15 @@ struct NutsKernel {
     copy(wq, row(step.state.q, i));
     copy(wg, row(step.state.grad, i));
     step.draw_momentum(step.stream(i), wp);
+    const Row rs = part(i, kRhoSub);
     Tree t;
-    begin(i, t, wq, wp, wg);
+    begin(i, t, wq, wp, wg, rs);
     const RowGradient<Model> gradient{model, step.state.scratch(i)};
     while (!t.done) {
-      const double lp = leapfrog_step(wq, wp, wg, step.metric, step.dim, t.dir * step.step_size, gradient);
-      after_step(i, t, wq, wp, wg, lp, step.metric.kinetic(wp));
+      StepResult r;
+      r.lp = leapfrog_step(wq, wp, wg, step.metric, step.dim, t.dir * step.step_size, gradient);
+      r.kinetic = step.metric.kinetic(wp);
+      after_step(i, t, wq, wp, wg, rs, r);
     }
   }
 
@@ -318,9 +334,10 @@ struct NutsKernel {
       const int dim = step.dim;
       const int last = n < (task + 1) * kLaneTask ? n : (task + 1) * kLaneTask;
       int next = task * kLaneTask;
-      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim];
+      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim], rs[kMaxLaneDim];  // rs: the subtrees' momentum sums
       Tree t[W];
       int particle[W];
+      rng::ParticleStream streams[W];
       // Lane l starts the next particle of the task, or is done.
       const auto start = [&](int l) {
         if (next >= last) {
@@ -328,29 +345,51 @@ struct NutsKernel {
           return;
         }
         const int i = particle[l] = next++;
+        streams[l] = step.stream(i);
         const LaneRow lq{q, l}, lp{p, l}, lg{g, l};
         for (int j = 0; j < dim; ++j) {
           lq(j) = step.state.q(i, j);
           lg(j) = step.state.grad(i, j);
         }
-        step.draw_momentum(step.stream(i), lp);
-        begin(i, t[l], lq, lp, lg);
+        step.draw_momentum(streams[l], lp);
+        begin(i, t[l], lq, lp, lg, LaneRow{rs, l});
       };
       for (int l = 0; l < W; ++l) start(l);
       const LaneGradient<Model> gradient{model};
+      const double temperature = step.temperature;
       for (;;) {
-        Pack eps;
+        Pack eps, h0, ref;
+        std::uint32_t use[W];
         int running = 0;
         for (int l = 0; l < W; ++l) {
           eps[l] = t[l].done ? 0.0 : t[l].dir * step.step_size;
+          h0[l] = t[l].h0;
+          ref[l] = t[l].ref;
+          use[l] = kUseLeaf + static_cast<std::uint32_t>(t[l].n_steps / 2);
           running += !t[l].done;
         }
         if (running == 0) break;
         const Pack lp = leapfrog_step(PackRow{q}, PackRow{p}, PackRow{g}, step.metric, dim, eps, gradient);
+        // What every lane's bookkeeping needs, for all lanes at once: kinetic energy,
+        // momentum sum, weight, the uniforms of the step's pair.
         const Pack kinetic = step.metric.kinetic(PackRow{p});
+        for (int j = 0; j < dim; ++j) rs[j] += p[j];
+        Pack lw, u0, u1;
+        HMC_LANES_LOOP {
+          const double delta = -lp[l] + kinetic[l] - h0[l];
+          lw[l] = (math::isfinite(lp[l]) && !math::isnan(delta)) ? -delta / temperature : -math::infinity();
+        }
+        const Pack w = math::exp(lw - ref);
+        HMC_LANES_LOOP streams[l].uniform2(step.iteration, use[l], u0[l], u1[l]);
         for (int l = 0; l < W; ++l) {
           if (t[l].done) continue;
-          after_step(particle[l], t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, lp[l], kinetic[l]);
+          StepResult r;
+          r.lp = lp[l];
+          r.kinetic = kinetic[l];
+          r.w = lw[l] > -math::infinity() ? w[l] : -1.0;
+          r.u = (t[l].n_steps & 1) == 0 ? u0[l] : u1[l];
+          r.rho_added = true;
+          after_step(particle[l], t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, LaneRow{rs, l}, r);
           if (t[l].done) start(l);
         }
       }
