@@ -70,11 +70,12 @@ struct Metric {
     }
   }
 
-  /// (Σ p)_j, the velocity of coordinate j.
+  /// (Σ p)_j, the velocity of coordinate j (a Pack for a PackRow).
   template <class R = Row>
-  KOKKOS_INLINE_FUNCTION double velocity(const R& p, int j) const {
-    if (!dense) return diag(j) * p(j);
-    double s = 0.0;
+  KOKKOS_INLINE_FUNCTION auto velocity(const R& p, int j) const {
+    using T = std::decay_t<decltype(p(0))>;
+    if (!dense) return T(diag(j) * p(j));
+    T s = 0.0;
     for (int k = 0; k < dim; ++k) s += full(j, k) * p(k);
     return s;
   }

@@ -178,11 +178,16 @@ struct NutsKernel {
     bool rho_added = false;
   };
 
-  /// The work edge has moved one step: weigh, sample, check.
-  template <class V, class R>
-  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs,
-                                         const StepResult& in) const {
-    const int dim = step.dim;
+  /// The weighing of a step: whether it diverged, whether its point becomes the
+  /// subtree's choice, its energy.
+  struct Weighed {
+    bool diverged, take;
+    double h;
+  };
+
+  /// The energy and weight of the point the work edge has moved to: the running sums,
+  /// the divergence test and the progressive choice (not yet the copy of the point).
+  KOKKOS_INLINE_FUNCTION Weighed weigh(int i, Tree& t, const StepResult& in) const {
     const int s = t.n_steps++;
     const double lp = in.lp;
     const double h = -lp + in.kinetic;
@@ -192,8 +197,7 @@ struct NutsKernel {
     if (delta > kDivergenceThreshold) {
       t.sum_accept += math::exp(lw);
       t.diverging = true;
-      finish(i, t);
-      return;
+      return {true, false, h};
     }
     double w = in.w;
     if (lw - t.ref > 600.0) {
@@ -211,53 +215,85 @@ struct NutsKernel {
     const bool take = t.leaf == 0 || (in.u >= 0.0 ? in.u : leaf_uniform(i, t, s)) * w_sub < w;
     if ((s & 1) == 0 && t.leaf == 0 && in.u < 0.0) leaf_uniform(i, t, s);  // the pair's second, for step s + 1
     if (take) {
-      copy(part(i, kSubQ), wq);
-      copy(part(i, kSubG), wg);
       t.lp_sub = lp;
       t.h_sub = h;
     }
     t.w_sub = w_sub;
-    if (!in.rho_added) {
-      for (int j = 0; j < dim; ++j) rs(j) += wp(j);
-    }
+    return {false, take, h};
+  }
 
-    // Sub-subtrees ending here: leaf n ends as many as its trailing one bits; their
-    // checkpoints are [lo, hi] (hi: the one bits of n above the last).
-    const int n = t.leaf;
+  /// The U-turn checkpoints of leaf n of a subtree: an even leaf stores its momentum and
+  /// partial sum at checkpoint `store`; an odd one ends as many binary subtrees as its
+  /// trailing one bits, to be checked against checkpoints [lo, hi] (hi: the one bits of n
+  /// above the last).
+  struct Checks {
+    int store, lo, hi;
+  };
+  static KOKKOS_INLINE_FUNCTION Checks checks_of(int n) {
     int hi = 0, ones = 0;
     for (int m = n >> 1; m > 0; m >>= 1) hi += m & 1;
     for (int m = n; (m & 1) != 0; m >>= 1) ++ones;
-    if ((n & 1) == 0) {
-      copy(checkpoint(i, hi, false), wp);
-      copy(checkpoint(i, hi, true), rs);
-    } else {
-      for (int k = hi; k >= hi - ones + 1; --k) {
-        // ρ of the sub-subtree from checkpoint k's leaf to here.
-        const Row pk = checkpoint(i, k, false), rk = checkpoint(i, k, true);
-        double da = 0.0, db = 0.0;
-        for (int j = 0; j < dim; ++j) {
-          const double r = rs(j) - rk(j) + pk(j);
-          da += step.metric.velocity(pk, j) * r;
-          db += step.metric.velocity(wp, j) * r;
-        }
-        if (!(da > 0.0 && db > 0.0)) {
-          finish(i, t);  // a turning subtree: its points are not sampled from
-          return;
-        }
+    if ((n & 1) == 0) return {hi, 0, -1};
+    return {-1, hi - ones + 1, hi};
+  }
+
+  /// The work edge has moved one step: weigh, sample, check (the scalar path; the lane
+  /// path does the same, its vector parts for all lanes at once).
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION void after_step(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs,
+                                         const StepResult& in) const {
+    const int dim = step.dim;
+    const Weighed m = weigh(i, t, in);
+    if (m.diverged) {
+      finish(i, t);
+      return;
+    }
+    if (m.take) {
+      copy(part(i, kSubQ), wq);
+      copy(part(i, kSubG), wg);
+    }
+    if (!in.rho_added) {
+      for (int j = 0; j < dim; ++j) rs(j) += wp(j);
+    }
+    const Checks c = checks_of(t.leaf);
+    if (c.store >= 0) {
+      copy(checkpoint(i, c.store, false), wp);
+      copy(checkpoint(i, c.store, true), rs);
+    }
+    for (int k = c.hi; k >= c.lo; --k) {
+      // ρ of the binary subtree from checkpoint k's leaf to here.
+      const Row pk = checkpoint(i, k, false), rk = checkpoint(i, k, true);
+      double da = 0.0, db = 0.0;
+      for (int j = 0; j < dim; ++j) {
+        const double r = rs(j) - rk(j) + pk(j);
+        da += step.metric.velocity(pk, j) * r;
+        db += step.metric.velocity(wp, j) * r;
+      }
+      if (!(da > 0.0 && db > 0.0)) {
+        finish(i, t);  // a turning subtree: its points are not sampled from
+        return;
       }
     }
+    advance(i, t, wq, wp, wg, rs, part(i, kSubQ), part(i, kSubG));
+  }
+
+  /// The step's point passed the checks: the next leaf, or the subtree is complete.
+  template <class V, class R, class S>
+  KOKKOS_INLINE_FUNCTION void advance(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs,
+                                      const S& sub_q, const S& sub_g) const {
     if (++t.leaf < (1 << t.depth)) return;
-    join(i, t, wq, wp, wg, rs);
+    join(i, t, wq, wp, wg, rs, sub_q, sub_g);
   }
 
   /// The subtree is complete and valid: its sample may replace the tree's; the tree
   /// doubles, then goes on unless it turns or is as deep as allowed.
-  template <class V, class R>
-  KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs) const {
+  template <class V, class R, class S>
+  KOKKOS_INLINE_FUNCTION void join(int i, Tree& t, const V& wq, const V& wp, const V& wg, const R& rs, const S& sub_q,
+                                   const S& sub_g) const {
     const int dim = step.dim;
     if (t.u_top * t.w_tree < t.w_sub) {  // probability min(1, W_subtree / W_tree)
-      copy(row(step.state.q, i), part(i, kSubQ));
-      copy(row(step.state.grad, i), part(i, kSubG));
+      copy(row(step.state.q, i), sub_q);
+      copy(row(step.state.grad, i), sub_g);
       step.state.lp(i) = t.lp_sub;
       t.h_z = t.h_sub;
     }
@@ -318,6 +354,14 @@ struct NutsKernel {
     }
   }
 
+  /// This thread's buffer of the lane path's checkpoints: at least `packs` Packs (kept
+  /// from call to call; apart from lane_scratch(), which the model may use).
+  static Pack* nuts_lane_buffer(int packs) {
+    static thread_local std::vector<Pack> buffer;
+    if (buffer.size() < static_cast<std::size_t>(packs)) buffer.resize(static_cast<std::size_t>(packs));
+    return buffer.data();
+  }
+
   /// Particles per task of the lane path: a thread's kLanes lanes work through them,
   /// each lane taking the next particle as soon as its tree is done.
   static constexpr int kLaneTask = 8 * kLanes;
@@ -333,8 +377,23 @@ struct NutsKernel {
       const int n = static_cast<int>(step.state.lp.extent(0));
       const int dim = step.dim;
       const int last = n < (task + 1) * kLaneTask ? n : (task + 1) * kLaneTask;
-      int next = task * kLaneTask;
-      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim], rs[kMaxLaneDim];  // rs: the subtrees' momentum sums
+      const int first_of_task = task * kLaneTask;
+      int next = first_of_task;
+      // The work edges, the subtrees' momentum sums and chosen points, and (in this
+      // thread's buffer) the U-turn checkpoints: momenta and partial sums, [depth][coordinate].
+      Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim], rs[kMaxLaneDim], sub_q[kMaxLaneDim], sub_g[kMaxLaneDim];
+      Pack* const ckpt = nuts_lane_buffer(2 * opts.max_depth * dim + (kLaneTask / W) * dim);
+      // The task's momentum normals, drawn for 8 particles at a time by the vector code
+      // of the HMC lanes (lane_momenta): [block of the task][coordinate], lane = particle.
+      Pack* const normals = ckpt + 2 * opts.max_depth * dim;
+      for (int b = 0; first_of_task + b * W < last; ++b) {
+        rng::ParticleStream block_streams[W];
+        for (int l = 0; l < W; ++l) {
+          const int i = first_of_task + b * W + l;
+          block_streams[l] = step.stream(i < last ? i : first_of_task);
+        }
+        lane_momenta(block_streams, step.iteration, dim, normals + b * dim);
+      }
       Tree t[W];
       int particle[W];
       rng::ParticleStream streams[W];
@@ -351,7 +410,9 @@ struct NutsKernel {
           lq(j) = step.state.q(i, j);
           lg(j) = step.state.grad(i, j);
         }
-        step.draw_momentum(streams[l], lp);
+        const int b = (i - first_of_task) / W, bl = (i - first_of_task) % W;
+        for (int j = 0; j < dim; ++j) lp(j) = normals[b * dim + j][bl];
+        step.metric.momentum_from_normals(lp, math::sqrt(step.temperature));
         begin(i, t[l], lq, lp, lg, LaneRow{rs, l});
       };
       for (int l = 0; l < W; ++l) start(l);
@@ -381,15 +442,91 @@ struct NutsKernel {
         }
         const Pack w = math::exp(lw - ref);
         HMC_LANES_LOOP streams[l].uniform2(step.iteration, use[l], u0[l], u1[l]);
+        // Each lane's control (scalar), then the parts that touch the coordinates for
+        // all lanes at once: the subtree's choice, the checkpoints, the U-turn tests.
+        Pack take(0.0);
+        int store[W], lo[W], hi[W];
+        bool live[W];
+        int kmax = -1, kmin = opts.max_depth, smax = -1;
         for (int l = 0; l < W; ++l) {
+          live[l] = false;
+          store[l] = -1;
+          lo[l] = 0;
+          hi[l] = -1;
           if (t[l].done) continue;
           StepResult r;
           r.lp = lp[l];
           r.kinetic = kinetic[l];
           r.w = lw[l] > -math::infinity() ? w[l] : -1.0;
           r.u = (t[l].n_steps & 1) == 0 ? u0[l] : u1[l];
-          r.rho_added = true;
-          after_step(particle[l], t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, LaneRow{rs, l}, r);
+          const Weighed m = weigh(particle[l], t[l], r);
+          if (m.diverged) {
+            finish(particle[l], t[l]);
+            start(l);
+            continue;
+          }
+          live[l] = true;
+          take[l] = m.take ? 1.0 : 0.0;
+          const Checks c = checks_of(t[l].leaf);
+          store[l] = c.store;
+          lo[l] = c.lo;
+          hi[l] = c.hi;
+          smax = c.store > smax ? c.store : smax;
+          if (c.hi >= c.lo) {
+            kmax = c.hi > kmax ? c.hi : kmax;
+            kmin = c.lo < kmin ? c.lo : kmin;
+          }
+        }
+        bool any_take = false;
+        unsigned stores = 0;  // bit k: some lane stores checkpoint k
+        for (int l = 0; l < W; ++l) {
+          any_take = any_take || take[l] != 0.0;
+          if (store[l] >= 0) stores |= 1u << store[l];
+        }
+        if (any_take) {
+          for (int j = 0; j < dim; ++j) {
+            HMC_LANES_LOOP {
+              sub_q[j][l] = take[l] != 0.0 ? q[j][l] : sub_q[j][l];
+              sub_g[j][l] = take[l] != 0.0 ? g[j][l] : sub_g[j][l];
+            }
+          }
+        }
+        for (int k = 0; k <= smax; ++k) {
+          if ((stores >> k & 1u) == 0) continue;
+          Pack* cp = ckpt + (2 * k) * dim;
+          Pack* cr = ckpt + (2 * k + 1) * dim;
+          for (int j = 0; j < dim; ++j) {
+            HMC_LANES_LOOP {
+              cp[j][l] = store[l] == k ? p[j][l] : cp[j][l];
+              cr[j][l] = store[l] == k ? rs[j][l] : cr[j][l];
+            }
+          }
+        }
+        bool turned[W] = {};
+        for (int k = kmax; k >= kmin; --k) {
+          bool any = false;
+          for (int l = 0; l < W; ++l) any = any || (live[l] && !turned[l] && lo[l] <= k && k <= hi[l]);
+          if (!any) continue;
+          const PackRow cp{ckpt + (2 * k) * dim};
+          const Pack* cr = ckpt + (2 * k + 1) * dim;
+          Pack da(0.0), db(0.0);
+          for (int j = 0; j < dim; ++j) {
+            const Pack r = rs[j] - cr[j] + cp(j);
+            da += step.metric.velocity(cp, j) * r;
+            db += step.metric.velocity(PackRow{p}, j) * r;
+          }
+          for (int l = 0; l < W; ++l) {
+            if (live[l] && lo[l] <= k && k <= hi[l] && !(da[l] > 0.0 && db[l] > 0.0)) turned[l] = true;
+          }
+        }
+        for (int l = 0; l < W; ++l) {
+          if (!live[l]) continue;
+          if (turned[l]) {
+            finish(particle[l], t[l]);  // a turning subtree: its points are not sampled from
+          } else {
+            advance(particle[l], t[l], LaneRow{q, l}, LaneRow{p, l}, LaneRow{g, l}, LaneRow{rs, l}, LaneRow{sub_q, l},
+                    LaneRow{sub_g, l});
+          }
           if (t[l].done) start(l);
         }
       }
