@@ -100,11 +100,11 @@ Springs springs() {
   return Springs::from_config({{"name", "harmonic_oscillator"}, {"spring_constants", {1.0, 4.0}}}, nullptr);
 }
 
-hmc::sampler::Settings rwm_settings() {
+hmc::sampler::Settings rwm_settings(std::int64_t particles = 256, int warmup = 500, int draws = 1500) {
   hmc::sampler::Settings s;
-  s.particles = 256;
-  s.warmup = 500;
-  s.draws = 1500;
+  s.particles = particles;
+  s.warmup = warmup;
+  s.draws = draws;
   s.step_size = 0.9;
   s.seed = 20261203;
   s.adapt.enabled = false;  // a fixed scale: dual averaging would aim at 0.8
@@ -133,10 +133,7 @@ TEST(Kernel, RandomWalkMetropolisSamplesTheSprings) {
 
 TEST(Kernel, ItsStatisticsReachTheWritersByName) {
   const auto m = springs();
-  auto s = rwm_settings();
-  s.particles = 16;
-  s.warmup = 10;
-  s.draws = 12;
+  const auto s = rwm_settings(16, 10, 12);
   const auto draws = hmc::test::sample_with<Springs, Rwm>(m, s, 0, s.particles);
   const hmc::test::LocalDrawsSource source(draws, m.parameter_names());
   const fs::path dir = fs::temp_directory_path() / ("hmc_test_kernel_" + std::to_string(::getpid()));
@@ -166,10 +163,7 @@ TEST(Kernel, ItsStatisticsReachTheWritersByName) {
 
 TEST(Kernel, ACheckpointOfItResumesBitForBitAndAnotherKernelRefusesIt) {
   const auto m = springs();
-  auto s = rwm_settings();
-  s.particles = 24;
-  s.warmup = 20;
-  s.draws = 20;
+  auto s = rwm_settings(24, 20, 20);
   s.adapt.enabled = true;  // the step size adapter's state goes through the checkpoint too
   s.adapt.metric = hmc::MetricKind::kDiag;
   hmc::sampler::EnsembleSampler<Springs, Rwm> a(m, s, 0, s.particles), b(m, s, 0, s.particles);

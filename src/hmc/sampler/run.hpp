@@ -222,9 +222,6 @@ class EnsembleSampler {
     return block_;
   }
 
-  /// \brief The statistics recorded with every draw (the kernel's).
-  static std::vector<StatColumn> stat_columns() { return Kernel::stat_columns(); }
-
   /// \brief What warmup settled on (so far).
   Adapted adapted() const {
     Adapted a;
@@ -312,8 +309,6 @@ class EnsembleSampler {
 
   /// Current ensemble state (for tests).
   const EnsembleState& state() const { return state_; }
-  /// The transition kernel (for tests).
-  const Kernel& kernel() const { return kernel_; }
 
   // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
   // in public member functions; they are not part of the interface.
@@ -369,7 +364,8 @@ class EnsembleSampler {
         return;
       }
     }
-    Kokkos::parallel_for(std::string("hmc::transition_") + Kernel::name, Policy(0, n_), kernel_);
+    static const std::string label = std::string("hmc::transition_") + Kernel::name;  // not rebuilt per iteration
+    Kokkos::parallel_for(label, Policy(0, n_), kernel_);
   }
 
   /// Slots of the draw buffer: s.block_draws (0: all), never more than a section records.
