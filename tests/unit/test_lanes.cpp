@@ -43,14 +43,14 @@ TransitionRecord make_record(int n, int params, int stats) {
   r.accept_sum = hmc::ParticleView("accept_sum", n);
   r.divergences = hmc::ParticleView("divergences", n);
   r.steps_sum = hmc::ParticleView("steps_sum", n);
-  r.adapt = hmc::StateView("adapt", n, 2);
+  r.adapt = hmc::StateView("adapt", n, hmc::sampler::kAdaptColumns);
   r.draws = hmc::DrawView("draws", n, 1, params);
   r.stats = hmc::DrawView("stats", n, 1, stats);
   return r;
 }
 
 struct Outcome {
-  std::vector<double> q, grad, lp, accept, stats1, steps, divergent, stats, draws;
+  std::vector<double> q, grad, lp, accept, stats1, stats2, steps, divergent, stats, draws;
 };
 
 template <class V>
@@ -147,6 +147,7 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
           flat(s.lp),
           flat(Kokkos::subview(r.adapt, Kokkos::ALL, 0)),
           flat(Kokkos::subview(r.adapt, Kokkos::ALL, 1)),
+          flat(Kokkos::subview(r.adapt, Kokkos::ALL, 2)),
           flat(r.steps_sum),
           flat(r.divergences),
           flat(r.stats),
@@ -174,6 +175,7 @@ int expect_same(const Model& m, int n, const std::vector<double>& centre, double
   expect_close(a.lp, b.lp, 1e-9, "lp");
   expect_close(a.accept, b.accept, 1e-9, "accept_prob");
   expect_close(a.stats1, b.stats1, 1e-8, "chees term");
+  expect_close(a.stats2, b.stats2, 1e-8, "chees spread");
   expect_close(a.stats, b.stats, 1e-9, "statistics");
   expect_close(a.draws, b.draws, 1e-9, "draws");
   const auto q0 = flat(s.q);

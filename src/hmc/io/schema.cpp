@@ -64,8 +64,8 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .in_range(1, 1e6)
           .default_(10)
           .doc("leapfrog steps L per transition with `/sampler/adapt/trajectory` `fixed` (the path length ε·L follows "
-               "the adapted ε). With `chees`, step_size × leapfrog_steps is the initial path length, and L itself is "
-               "not used"));
+               "the adapted ε). With `chees` the path length is adapted from one step (docs/sampler.md), and L is used "
+               "only without warmup or adaptation, as the path length step_size × leapfrog_steps"));
   add(keys::number("/sampler/temperature")
           .positive()
           .at_most(1e6)

@@ -50,6 +50,13 @@ class StepSizeAdapter {
 
 /// \brief The ChEES path length: Adam on log T during warmup, the geometric mean of
 /// its second half after.
+///
+/// Adam follows the estimate of d log ChEES / d log T, 4 Σ a·t·δ·(q' - q̄)ᵀ W Σ p' / Σ a·δ²
+/// (sums over the ensemble, a the acceptance probabilities; hmc_kernel.hpp): a ratio, so
+/// its scale does not change with the posterior's or the metric's, and one early gradient
+/// of another scale cannot hold Adam's steps small for the rest of warmup. When the first
+/// metric is estimated the length starts over at 1 (restart()): the positions are then
+/// whitened, and the scale of the unit metric's length means nothing to them.
 class ChEESAdapter {
  public:
   ChEESAdapter(double initial_length, const AdaptSettings& a, int warmup)
@@ -58,9 +65,10 @@ class ChEESAdapter {
   double length() const { return length_; }
   /// Before a warmup iteration: the current Adam iterate.
   void begin_iteration() { length_ = chees_.length(); }
-  /// After warmup iteration `it`: the acceptance-weighted gradient estimate, the
-  /// bounds [step size, step size × max_leapfrog].
-  void update(int it, double gradient, double min_length, double max_length) {
+  /// After warmup iteration `it`: the ensemble sums Σ a · gradient term and Σ a · δ²,
+  /// the bounds [step size, step size × max_leapfrog].
+  void update(int it, double weighted_gradient, double weighted_spread, double min_length, double max_length) {
+    const double gradient = weighted_spread > 0.0 ? 4.0 * weighted_gradient / weighted_spread : 0.0;
     chees_.update(gradient, min_length, max_length);
     if (it > warmup_ - std::max(1, warmup_ / 2)) {
       log_length_sum_ += std::log(chees_.length());
@@ -69,6 +77,8 @@ class ChEESAdapter {
   }
   /// The Adam iterate (finite and positive while the adaptation is sound).
   double current() const { return chees_.length(); }
+  /// Starts Adam over at length `t` (its moment estimate too).
+  void restart(double t) { chees_.restore({std::log(t), 0.0, 0}); }
   void freeze() {
     if (log_length_count_ > 0) length_ = std::exp(log_length_sum_ / log_length_count_);
   }

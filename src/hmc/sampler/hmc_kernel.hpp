@@ -63,14 +63,23 @@ struct HmcKernel {
     if (!opts.jitter) return opts.leapfrog_steps;
     double u, unused;
     stream.uniform2(step.iteration, kUseJitter, u, unused);
+    return jittered_steps(u);
+  }
+  /// The step count of the jitter uniform u.
+  KOKKOS_INLINE_FUNCTION int jittered_steps(double u) const {
     const double n = math::ceil((1.0 - u) * opts.length / step.step_size);                 // 1 - u lies in (0, 1]
     return !(n >= 1.0) ? 1 : (n > opts.max_steps ? opts.max_steps : static_cast<int>(n));  // NaN: 1
   }
 
-  /// Acceptance-weighted ChEES gradient term t · δ · (q' - q̄)ᵀ W Σ p' with
-  /// δ = |q' - q̄|²_W - |q - q̄|²_W and W = diag(Σ)⁻¹ (Hoffman, Radul & Sountsov 2021).
+  /// \brief The ChEES terms of a trajectory (Hoffman, Radul & Sountsov 2021): with
+  /// δ = |q' - q̄|²_W - |q - q̄|²_W and W = diag(Σ)⁻¹, the gradient term t · δ · (q' - q̄)ᵀ W Σ p'
+  /// (d δ² / d log T is 4 times it) and the spread δ² (ChEES is E[δ²] / 4). Both 0 where
+  /// not finite.
+  struct CheesTerms {
+    double gradient = 0.0, spread = 0.0;
+  };
   template <class RE, class RB, class RP>
-  KOKKOS_INLINE_FUNCTION double chees_term(const RE& q_end, const RB& q_begin, const RP& p_end, double t) const {
+  KOKKOS_INLINE_FUNCTION CheesTerms chees_terms(const RE& q_end, const RB& q_begin, const RP& p_end, double t) const {
     const Metric& metric = step.metric;
     const VectorView& centre = opts.centre;
     double after = 0.0, before = 0.0, dot = 0.0;
@@ -81,8 +90,21 @@ struct HmcKernel {
       before += w * b * b;
       dot += w * a * metric.velocity(p_end, j);
     }
-    const double g = t * (after - before) * dot;
-    return math::isfinite(g) ? g : 0.0;
+    const double delta = after - before;
+    const double g = t * delta * dot;
+    if (!math::isfinite(g)) return {};
+    return {g, delta * delta};
+  }
+
+  /// The warmup's ChEES sums of particle i (adapt columns 1 and 2: a · gradient term,
+  /// a · δ², a the acceptance probability); 0 when the length is not adapted.
+  template <class RE, class RB, class RP>
+  KOKKOS_INLINE_FUNCTION void record_chees(int i, double accept_prob, const RE& q_end, const RB& q_begin,
+                                           const RP& p_end, int steps) const {
+    CheesTerms c;
+    if (opts.centre.extent(0) > 0 && accept_prob > 0.0) c = chees_terms(q_end, q_begin, p_end, steps * step.step_size);
+    step.record.adapt(i, 1) = accept_prob * c.gradient;
+    step.record.adapt(i, 2) = accept_prob * c.spread;
   }
 
   /// \brief The Metropolis test of a trajectory from energy h0 to log density lp1 with
@@ -93,14 +115,22 @@ struct HmcKernel {
     double energy;  ///< H of the state kept
   };
   KOKKOS_INLINE_FUNCTION Verdict judge(const rng::ParticleStream& stream, double lp1, double h0, double k1) const {
-    const double h1 = -lp1 + k1;
-    // A non-finite end point (log density -inf, +inf or NaN) is a divergence.
-    double delta = h1 - h0;
-    if (!math::isfinite(lp1) || math::isnan(delta)) delta = math::infinity();
-    const bool diverged = delta > kDivergenceThreshold;
-    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : math::exp(-delta / step.temperature));
+    const double delta = energy_error(lp1, h0, k1);
     double u, unused;
     stream.uniform2(step.iteration, kUseAccept, u, unused);
+    return verdict(delta, math::exp(-delta / step.temperature), u, -lp1 + k1, h0);
+  }
+  /// ΔH = H1 - H0 of an end point with log density lp1 and kinetic energy k1; a
+  /// non-finite end point (log density -inf, +inf or NaN) has ΔH = +inf, a divergence.
+  static KOKKOS_INLINE_FUNCTION double energy_error(double lp1, double h0, double k1) {
+    const double delta = (-lp1 + k1) - h0;
+    return (!math::isfinite(lp1) || math::isnan(delta)) ? math::infinity() : delta;
+  }
+  /// The test itself, from ΔH, exp(-ΔH / T) (computed by the caller: the lane path does
+  /// all lanes at once), the uniform u and the two energies.
+  static KOKKOS_INLINE_FUNCTION Verdict verdict(double delta, double exp_delta, double u, double h1, double h0) {
+    const bool diverged = delta > kDivergenceThreshold;
+    const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : exp_delta);
     const bool accepted = u < a;
     return {a, diverged, accepted, accepted ? h1 : h0};
   }
@@ -120,9 +150,7 @@ struct HmcKernel {
     const double h0 = -state.lp(i) + step.metric.kinetic(p);
     const double lp1 = leapfrog(model, q, p, g, state.scratch(i), step.metric, dim, step.step_size, steps);
     const Verdict v = judge(stream, lp1, h0, step.metric.kinetic(p));
-    step.record.adapt(i, 1) = (opts.centre.extent(0) > 0 && v.accept_prob > 0.0)
-                                  ? v.accept_prob * chees_term(q, q0, p, steps * step.step_size)
-                                  : 0.0;
+    record_chees(i, v.accept_prob, q, q0, p, steps);
     if (v.accepted) {
       state.lp(i) = lp1;
     } else {
@@ -172,16 +200,20 @@ struct HmcKernel {
       rng::ParticleStream streams[W];
       for (int l = 0; l < W; ++l) streams[l] = step.stream(particle[l]);
       lane_momenta(streams, step.iteration, dim, p);
+      // The jitter and Metropolis uniforms of all lanes at once (the streams' Philox in vector code).
+      Pack u_jitter, u_accept, unused;
+      if (opts.jitter) HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u_jitter[l], unused[l]);
+      HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseAccept, u_accept[l], unused[l]);
+      for (int l = 0; l < W; ++l) step.metric.momentum_from_normals(LaneRow{p, l}, math::sqrt(step.temperature));
+      const Pack k0 = step.metric.kinetic(PackRow{p});
       int longest = 0;
       for (int l = 0; l < W; ++l) {
-        const LaneRow pl{p, l};
-        step.metric.momentum_from_normals(pl, math::sqrt(step.temperature));
-        steps[l] = steps_for(streams[l]);
+        steps[l] = opts.jitter ? jittered_steps(u_jitter[l]) : opts.leapfrog_steps;
         longest = steps[l] > longest ? steps[l] : longest;
         lp[l] = step.state.lp(particle[l]);
-        h0[l] = -lp[l] + step.metric.kinetic(pl);
         finite[l] = true;
       }
+      h0 = -lp + k0;
 
       const LaneGradient<Model> gradient{model};
       for (int s = 0; s < longest; ++s) {
@@ -203,22 +235,25 @@ struct HmcKernel {
         }
       }
 
+      // The Metropolis tests of all lanes: energies and exp(-ΔH / T) as vector operations.
+      const Pack k1 = step.metric.kinetic(PackRow{p});
+      Pack delta;
+      HMC_LANES_LOOP delta[l] = energy_error(lp[l], h0[l], k1[l]);
+      const Pack exp_delta = math::exp(-delta / step.temperature);
       for (int l = 0; l < W && first + l < n; ++l) {
-        finish_lane(first + l, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], h0[l], steps[l]);
+        const Verdict v = verdict(delta[l], exp_delta[l], u_accept[l], -lp[l] + k1[l], h0[l]);
+        finish_lane(first + l, v, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], steps[l]);
       }
     }
   }
 
  private:
-  /// The Metropolis test and records of particle i, whose trajectory ended at (q, grad,
-  /// p) with log density lp1; the start point is still in the state.
-  void finish_lane(int i, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1, double h0,
+  /// The records of particle i after its Metropolis test v: its trajectory ended at (q,
+  /// grad, p) with log density lp1; the start point is still in the state.
+  void finish_lane(int i, const Verdict& v, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1,
                    int steps) const {
-    const auto v = judge(step.stream(i), lp1, h0, step.metric.kinetic(p));
     const Row q0 = row(step.state.q, i);
-    step.record.adapt(i, 1) = (opts.centre.extent(0) > 0 && v.accept_prob > 0.0)
-                                  ? v.accept_prob * chees_term(q, q0, p, steps * step.step_size)
-                                  : 0.0;
+    record_chees(i, v.accept_prob, q, q0, p, steps);
     if (v.accepted) {
       step.state.lp(i) = lp1;
       const Row g0 = row(step.state.grad, i);

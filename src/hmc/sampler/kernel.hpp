@@ -64,13 +64,16 @@ struct EnsembleState {
   KOKKOS_INLINE_FUNCTION Row scratch(int i) const { return work.extent(1) > 0 ? row(work, i) : Row{nullptr, 0}; }
 };
 
+/// Columns of TransitionRecord::adapt.
+inline constexpr int kAdaptColumns = 3;
+
 /// \brief What transitions report: running sums per particle, the statistics the warmup
 /// reduces, and the recorded draws.
 struct TransitionRecord {
   ParticleView accept_sum;   ///< sum of the acceptance statistic over counted iterations
   ParticleView divergences;  ///< divergent transitions over counted iterations
   ParticleView steps_sum;    ///< gradient evaluations, all iterations
-  StateView adapt;           ///< [particle][2]: acceptance statistic a_i; a kernel-specific term (ChEES)
+  StateView adapt;           ///< [particle][kAdaptColumns]: acceptance statistic a_i; two kernel-specific terms (ChEES)
   DrawView draws;            ///< [particle][slot][param], constrained values
   DrawView stats;            ///< [particle][slot][statistic], the kernel's stat_columns()
 };

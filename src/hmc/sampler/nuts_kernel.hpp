@@ -324,6 +324,7 @@ struct NutsKernel {
     const double accept = t.n_steps > 0 ? t.sum_accept / t.n_steps : 0.0;
     step.tally(i, accept, t.diverging, t.n_steps);
     step.record.adapt(i, 1) = 0.0;
+    step.record.adapt(i, 2) = 0.0;
     step.record_params(model, i, row(step.state.q, i));
     step.record_stat(i, kLp, step.state.lp(i));
     step.record_stat(i, kAccept, accept);

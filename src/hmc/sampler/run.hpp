@@ -96,12 +96,14 @@ class EnsembleSampler {
                 StateView("hmc::kernel_scratch", n_, Kernel::scratch_size(dim_, Kernel::settings(s)))),
         step_size_(s.step_size, s.adapt),
         metric_(n_, dim_, s),
-        chees_adapter_(s.step_size * s.leapfrog_steps, s.adapt, s.warmup),
+        // ChEES climbs from one step (s.step_size) to the first maximum of its criterion,
+        // the cheapest; without warmup the length is step_size × leapfrog_steps.
+        chees_adapter_(adapt_ ? s.step_size : s.step_size * s.leapfrog_steps, s.adapt, s.warmup),
         centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0) {
     rec_.accept_sum = ParticleView("hmc::accept_sum", n_);
     rec_.divergences = ParticleView("hmc::divergences", n_);
     rec_.steps_sum = ParticleView("hmc::steps_sum", n_);
-    rec_.adapt = StateView("hmc::transition_stats", n_, 2);
+    rec_.adapt = StateView("hmc::transition_stats", n_, kAdaptColumns);
   }
 
   /// \brief Initial positions and their log densities; returns the number of local
@@ -177,8 +179,11 @@ class EnsembleSampler {
       step_size_.update(mean_accept);
       const double eps = step_size_.step_size();
       if (chees_) {
-        const double grad = sums[0] > 0.0 ? sums[1] / sums[0] : 0.0;
-        chees_adapter_.update(it, grad, eps, eps * s_.adapt.max_leapfrog);
+        // The shorter of this transition's step size and the next one: dual averaging's
+        // first step after a restart tries a step size ten times larger, which must not
+        // lift the length.
+        const double shortest = std::min(step.step_size, eps);
+        chees_adapter_.update(it, sums[1], sums[2], shortest, eps * s_.adapt.max_leapfrog);
       }
       if (!(std::isfinite(eps) && eps > 0.0) ||
           (chees_ && !(std::isfinite(chees_adapter_.current()) && chees_adapter_.current() > 0.0))) {
@@ -187,7 +192,13 @@ class EnsembleSampler {
                               (chees_ ? ", path length " + std::to_string(chees_adapter_.current()) : std::string()) +
                               " (is /sampler/step_size far too large, or the log density not finite?)");
       }
-      if (metric_.update(it, state_.q, sums_)) step_size_.restart();
+      const bool whitened = metric_.kind() != MetricKind::kUnit;
+      if (metric_.update(it, state_.q, sums_)) {
+        step_size_.restart();
+        // The first estimated metric whitens the positions: the length, which had the scale
+        // of the unit metric, starts over at that of a unit-scale posterior.
+        if (chees_ && !whitened && metric_.kind() != MetricKind::kUnit) chees_adapter_.restart(1.0);
+      }
     }
 
     // Every rank takes part in the reduction; only the caller's callback decides to print.
