@@ -29,10 +29,11 @@ struct Adapted {
 /// \brief One block of recorded draws, handed over by the sampler on the host.
 ///
 /// The Views are the sampler's reusable host buffers, [local particle][slot][param] and
-/// [local particle][slot][statistic] (the kernel's columns, StoreLayout::stats); only
+/// [local particle][slot][statistic] (the kernel's columns, StoreLayout::stats), in the
+/// layout of DrawView (core/types.hpp; on the host, the sampler's own buffers); only
 /// slots [0, count) are valid, and only until the next iteration.
 struct DrawBlock {
-  using HostDraws = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using HostDraws = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace>;
   bool warmup = false;          ///< warmup draws (with save_warmup) or post-warmup draws
   std::int64_t first_draw = 0;  ///< index of slot 0 among the section's recorded draws
   int count = 0;                ///< filled slots

@@ -24,9 +24,12 @@ using VectorView = Kokkos::View<double*, MemSpace>;
 /// A small per-model matrix (e.g. a precision matrix).
 using MatrixView = Kokkos::View<double**, MemSpace>;
 
-/// Recorded draws: [particle][draw][column], always row-major: the layout of their host
-/// copy (DrawBlock), so handing a block over is one contiguous copy on every backend.
-using DrawView = Kokkos::View<double***, Kokkos::LayoutRight, MemSpace>;
+/// Recorded draws: [particle][draw][column], column-major (LayoutLeft: the particle index
+/// fastest), so that the particles of one iteration write neighbouring addresses: one
+/// run of particles per column on the host, coalesced writes on a GPU. Their host copy
+/// (DrawBlock) has the same layout, so handing a block over is one contiguous copy (none
+/// where the buffer already is on the host).
+using DrawView = Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace>;
 /// Per-draw statistics: [particle][draw].
 using DrawStatView = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>;
 

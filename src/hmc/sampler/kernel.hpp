@@ -120,7 +120,8 @@ struct Step {
   /// Records the constrained parameters of q (when this iteration records a draw).
   template <class Model, class R>
   KOKKOS_INLINE_FUNCTION void record_params(const Model& model, int i, const R& q) const {
-    if (slot >= 0) model.constrain(q, Row{&record.draws(i, slot, 0), 1});
+    if (slot >= 0)
+      model.constrain(q, Row{&record.draws(i, slot, 0), static_cast<std::ptrdiff_t>(record.draws.stride(2))});
   }
   /// Records statistic `column` (of the kernel's stat_columns()) of particle i.
   KOKKOS_INLINE_FUNCTION void record_stat(int i, int column, double value) const {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hmc::sampler {
@@ -226,8 +227,10 @@ class EnsembleSampler {
   const DrawBlock& take_block() {
     ScopedRegion region("hmc::take_block");
     Kokkos::fence();
-    Kokkos::deep_copy(block_.draws, rec_.draws);
-    Kokkos::deep_copy(block_.stats, rec_.stats);
+    if constexpr (!kRecordOnHost) {  // on the host, block_ holds the buffers themselves
+      Kokkos::deep_copy(block_.draws, rec_.draws);
+      Kokkos::deep_copy(block_.stats, rec_.stats);
+    }
     block_.count = filled_;
     filled_ = 0;
     return block_;
@@ -385,14 +388,27 @@ class EnsembleSampler {
     return std::max(1, s.block_draws > 0 ? std::min(s.block_draws, recorded) : recorded);
   }
 
-  /// The device buffer of recorded draws and its host copy, `capacity_` slots each.
+  /// Whether the draw buffers are in host memory: then the block handed over is the
+  /// buffer itself (valid until the next iteration writes into it), not a copy.
+  static constexpr bool kRecordOnHost = std::is_same_v<DrawView, DrawBlock::HostDraws>;
+
+  /// The device buffer of recorded draws and its host copy, `capacity_` slots each; not
+  /// zeroed (only the filled slots are read).
   void allocate_record_buffers() {
     const int params = model_.num_params();
     const int stats = static_cast<int>(Kernel::stat_columns().size());
-    rec_.draws = DrawView("hmc::draws", n_, capacity_, params);
-    rec_.stats = DrawView("hmc::draw_stats", n_, capacity_, stats);
-    block_.draws = DrawBlock::HostDraws("hmc::block_draws_host", n_, capacity_, params);
-    block_.stats = DrawBlock::HostDraws("hmc::block_stats_host", n_, capacity_, stats);
+    using Kokkos::view_alloc, Kokkos::WithoutInitializing;
+    rec_.draws = DrawView(view_alloc(WithoutInitializing, "hmc::draws"), n_, capacity_, params);
+    rec_.stats = DrawView(view_alloc(WithoutInitializing, "hmc::draw_stats"), n_, capacity_, stats);
+    if constexpr (kRecordOnHost) {
+      block_.draws = rec_.draws;
+      block_.stats = rec_.stats;
+    } else {
+      block_.draws =
+          DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_draws_host"), n_, capacity_, params);
+      block_.stats =
+          DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_stats_host"), n_, capacity_, stats);
+    }
   }
 
   /// Is a draw recorded at iteration `it` (1-based)?
