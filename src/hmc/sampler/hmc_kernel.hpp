@@ -44,8 +44,9 @@ struct HmcKernel {
     return k;
   }
   static bool lanes_for(int dim) { return use_lanes<Model>(dim); }
-  /// Tasks of the lane path: blocks of kLanes particles.
-  static int lane_tasks(int n) { return (n + kLanes - 1) / kLanes; }
+  /// Particles per task of the lane path: sorted by step count, then run kLanes at a time.
+  static constexpr int kLaneTask = 4 * kLanes;
+  static int lane_tasks(int n) { return (n + kLaneTask - 1) / kLaneTask; }
 
   HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
 
@@ -176,21 +177,64 @@ struct HmcKernel {
     step.record_stat(i, kEnergy, v.energy);
   }
 
-  /// \brief The transitions of particles [block · kLanes, block · kLanes + kLanes) in
-  /// lock step (lanes.hpp); host only.
-  void lanes(const int block) const {
+  /// \brief The transitions of particles [task · kLaneTask, task · kLaneTask + kLaneTask)
+  /// in the lanes (lanes.hpp); host only. The task's particles are sorted by their step
+  /// count and run kLanes at a time in that order, so that the lanes of a block take
+  /// about as many steps (with ChEES's jitter, blocks of consecutive particles left about
+  /// 45% of the lane-steps idle). A particle computes the same values in any lane and
+  /// whichever particles share its block, so the order changes no draw.
+  void lanes(const int task) const {
+    if constexpr (lanes_available<Model>()) {
+      const int n = static_cast<int>(step.state.lp.extent(0));
+      const int first = task * kLaneTask;
+      const int count = (n - first < kLaneTask ? n - first : kLaneTask);
+      int steps[kLaneTask], order[kLaneTask];
+      for (int b = 0; b < count; b += kLanes) {
+        if (opts.jitter) {
+          // The jitter uniforms of kLanes particles at once (Philox in vector code); past
+          // the end, the task's first particle's.
+          rng::ParticleStream streams[kLanes];
+          for (int l = 0; l < kLanes; ++l) streams[l] = step.stream(first + (b + l < count ? b + l : 0));
+          Pack u, unused;
+          HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u[l], unused[l]);
+          for (int l = 0; l < kLanes && b + l < count; ++l) steps[b + l] = jittered_steps(u[l]);
+        } else {
+          for (int l = 0; l < kLanes && b + l < count; ++l) steps[b + l] = opts.leapfrog_steps;
+        }
+      }
+      // Insertion sort of the task's particles by step count (ties by index).
+      for (int k = 0; k < count; ++k) {
+        int m = k;
+        while (m > 0 && steps[order[m - 1]] > steps[k]) {
+          order[m] = order[m - 1];
+          --m;
+        }
+        order[m] = k;
+      }
+      for (int b = 0; b < count; b += kLanes) {
+        int particle[kLanes], block_steps[kLanes];
+        const int m = count - b < kLanes ? count - b : kLanes;
+        // Lane l is the task's particle order[b + l]; past the end, a copy of the block's first.
+        for (int l = 0; l < kLanes; ++l) {
+          const int k = order[b + (l < m ? l : 0)];
+          particle[l] = first + k;
+          block_steps[l] = steps[k];
+        }
+        block(particle, block_steps, m);
+      }
+    }
+  }
+
+ private:
+  /// The transitions of kLanes particles in lock step: particle[l] in lane l, which takes
+  /// steps[l] leapfrog steps; the first m lanes are recorded (the others are padding).
+  void block(const int* particle, const int* steps, int m) const {
     if constexpr (lanes_available<Model>()) {
       constexpr int W = kLanes;
-      const int n = static_cast<int>(step.state.lp.extent(0));
       const int dim = step.dim;
-      const int first = block * W;
       Pack q[kMaxLaneDim], p[kMaxLaneDim], g[kMaxLaneDim];
       Pack lp, h0;
-      int steps[W], particle[W];
       bool finite[W];
-
-      // Lane l is particle first + l; past the end, a copy of the block's first one.
-      for (int l = 0; l < W; ++l) particle[l] = first + l < n ? first + l : first;
       for (int j = 0; j < dim; ++j) {
         for (int l = 0; l < W; ++l) {
           q[j][l] = step.state.q(particle[l], j);
@@ -200,15 +244,13 @@ struct HmcKernel {
       rng::ParticleStream streams[W];
       for (int l = 0; l < W; ++l) streams[l] = step.stream(particle[l]);
       lane_momenta(streams, step.iteration, dim, p);
-      // The jitter and Metropolis uniforms of all lanes at once (the streams' Philox in vector code).
-      Pack u_jitter, u_accept, unused;
-      if (opts.jitter) HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u_jitter[l], unused[l]);
+      // The Metropolis uniforms of all lanes at once (the streams' Philox in vector code).
+      Pack u_accept, unused;
       HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseAccept, u_accept[l], unused[l]);
       for (int l = 0; l < W; ++l) step.metric.momentum_from_normals(LaneRow{p, l}, math::sqrt(step.temperature));
       const Pack k0 = step.metric.kinetic(PackRow{p});
       int longest = 0;
       for (int l = 0; l < W; ++l) {
-        steps[l] = opts.jitter ? jittered_steps(u_jitter[l]) : opts.leapfrog_steps;
         longest = steps[l] > longest ? steps[l] : longest;
         lp[l] = step.state.lp(particle[l]);
         finite[l] = true;
@@ -240,14 +282,13 @@ struct HmcKernel {
       Pack delta;
       HMC_LANES_LOOP delta[l] = energy_error(lp[l], h0[l], k1[l]);
       const Pack exp_delta = math::exp(-delta / step.temperature);
-      for (int l = 0; l < W && first + l < n; ++l) {
+      for (int l = 0; l < m; ++l) {
         const Verdict v = verdict(delta[l], exp_delta[l], u_accept[l], -lp[l] + k1[l], h0[l]);
-        finish_lane(first + l, v, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], steps[l]);
+        finish_lane(particle[l], v, LaneRow{q, l}, LaneRow{g, l}, LaneRow{p, l}, lp[l], steps[l]);
       }
     }
   }
 
- private:
   /// The records of particle i after its Metropolis test v: its trajectory ended at (q,
   /// grad, p) with log density lp1; the start point is still in the state.
   void finish_lane(int i, const Verdict& v, const LaneRow& q, const LaneRow& grad, const LaneRow& p, double lp1,
