@@ -63,9 +63,11 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
   add(keys::integer("/sampler/leapfrog_steps")
           .in_range(1, 1e6)
           .default_(10)
-          .doc("leapfrog steps L per transition with `/sampler/adapt/trajectory` `fixed` (the path length ε·L follows "
-               "the adapted ε). With `chees` the path length is adapted from one step (docs/sampler.md), and L is used "
-               "only without warmup or adaptation, as the path length step_size × leapfrog_steps"));
+          .doc(
+              "leapfrog steps L per transition with `/sampler/adapt/trajectory` `fixed` (the path length ε·L follows "
+              "the adapted ε). With `chees`, step_size × leapfrog_steps is the path length without adaptation, and its "
+              "initial value with the unit metric; an adapted metric's path length starts at one step "
+              "(docs/sampler.md#trajectory-length-fixed-or-chees)"));
   add(keys::number("/sampler/temperature")
           .positive()
           .at_most(1e6)

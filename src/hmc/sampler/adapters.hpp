@@ -123,6 +123,8 @@ class MetricAdapter {
         inv_metric_(dim, 1.0) {}
 
   const Metric& metric() const { return metric_; }
+  /// Whether warmup estimates a metric (diag or dense, with a window to estimate it in).
+  bool adapts() const { return active_; }
   MetricKind kind() const { return current_; }
   const std::vector<double>& inv_metric() const { return inv_metric_; }
 

@@ -189,17 +189,18 @@ struct HmcKernel {
       const int first = task * kLaneTask;
       const int count = (n - first < kLaneTask ? n - first : kLaneTask);
       int steps[kLaneTask], order[kLaneTask];
+      double accept_u[kLaneTask];
       for (int b = 0; b < count; b += kLanes) {
-        if (opts.jitter) {
-          // The jitter uniforms of kLanes particles at once (Philox in vector code); past
-          // the end, the task's first particle's.
-          rng::ParticleStream streams[kLanes];
-          for (int l = 0; l < kLanes; ++l) streams[l] = step.stream(first + (b + l < count ? b + l : 0));
-          Pack u, unused;
-          HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u[l], unused[l]);
-          for (int l = 0; l < kLanes && b + l < count; ++l) steps[b + l] = jittered_steps(u[l]);
-        } else {
-          for (int l = 0; l < kLanes && b + l < count; ++l) steps[b + l] = opts.leapfrog_steps;
+        // The jitter and Metropolis uniforms of kLanes particles at once (Philox in vector
+        // code); past the end, the task's first particle's.
+        rng::ParticleStream streams[kLanes];
+        for (int l = 0; l < kLanes; ++l) streams[l] = step.stream(first + (b + l < count ? b + l : 0));
+        Pack u_jitter, u_accept, unused;
+        HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseAccept, u_accept[l], unused[l]);
+        if (opts.jitter) HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u_jitter[l], unused[l]);
+        for (int l = 0; l < kLanes && b + l < count; ++l) {
+          steps[b + l] = opts.jitter ? jittered_steps(u_jitter[l]) : opts.leapfrog_steps;
+          accept_u[b + l] = u_accept[l];
         }
       }
       // Insertion sort of the task's particles by step count (ties by index).
@@ -213,22 +214,25 @@ struct HmcKernel {
       }
       for (int b = 0; b < count; b += kLanes) {
         int particle[kLanes], block_steps[kLanes];
+        Pack u_accept;
         const int m = count - b < kLanes ? count - b : kLanes;
         // Lane l is the task's particle order[b + l]; past the end, a copy of the block's first.
         for (int l = 0; l < kLanes; ++l) {
           const int k = order[b + (l < m ? l : 0)];
           particle[l] = first + k;
           block_steps[l] = steps[k];
+          u_accept[l] = accept_u[k];
         }
-        block(particle, block_steps, m);
+        block(particle, block_steps, u_accept, m);
       }
     }
   }
 
  private:
   /// The transitions of kLanes particles in lock step: particle[l] in lane l, which takes
-  /// steps[l] leapfrog steps; the first m lanes are recorded (the others are padding).
-  void block(const int* particle, const int* steps, int m) const {
+  /// steps[l] leapfrog steps and u_accept[l] as its Metropolis uniform; the first m lanes
+  /// are recorded (the others are padding).
+  void block(const int* particle, const int* steps, const Pack& u_accept, int m) const {
     if constexpr (lanes_available<Model>()) {
       constexpr int W = kLanes;
       const int dim = step.dim;
@@ -244,9 +248,6 @@ struct HmcKernel {
       rng::ParticleStream streams[W];
       for (int l = 0; l < W; ++l) streams[l] = step.stream(particle[l]);
       lane_momenta(streams, step.iteration, dim, p);
-      // The Metropolis uniforms of all lanes at once (the streams' Philox in vector code).
-      Pack u_accept, unused;
-      HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseAccept, u_accept[l], unused[l]);
       for (int l = 0; l < W; ++l) step.metric.momentum_from_normals(LaneRow{p, l}, math::sqrt(step.temperature));
       const Pack k0 = step.metric.kinetic(PackRow{p});
       int longest = 0;

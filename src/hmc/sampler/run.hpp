@@ -98,8 +98,10 @@ class EnsembleSampler {
         step_size_(s.step_size, s.adapt),
         metric_(n_, dim_, s),
         // ChEES climbs from one step (s.step_size) to the first maximum of its criterion,
-        // the cheapest; without warmup the length is step_size × leapfrog_steps.
-        chees_adapter_(adapt_ ? s.step_size : s.step_size * s.leapfrog_steps, s.adapt, s.warmup),
+        // the cheapest, when the metric is adapted (the length starts over at 1 when the
+        // first one is estimated); with the unit metric, or without warmup, the length
+        // starts at (or is) step_size × leapfrog_steps.
+        chees_adapter_(metric_.adapts() ? s.step_size : s.step_size * s.leapfrog_steps, s.adapt, s.warmup),
         centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0) {
     rec_.accept_sum = ParticleView("hmc::accept_sum", n_);
     rec_.divergences = ParticleView("hmc::divergences", n_);
