@@ -135,6 +135,23 @@ TEST(Adaptation, DisabledKeepsTheGivenStepSizeAndUnitMetric) {
   for (double v : draws.adapted.inv_metric) EXPECT_EQ(v, 1.0);
 }
 
+// ChEES's criterion has a maximum about every half period of a Gaussian; the adaptation
+// climbs from one step (and from 1 once the metric whitens the positions) to the first,
+// about 2.25 for a unit Gaussian with jitter. Before 2026-12-04 a restarted dual averaging's
+// tenfold step size lifted the length past it, to about 7 (mean 3.5 steps instead of 1.2).
+TEST(Adaptation, CheesSettlesAtTheFirstMaximum) {
+  const auto model =
+      hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0, 9.0, 16.0}}}, nullptr);
+  auto s = adaptive("diag", "chees", 35);
+  s.warmup = 200;
+  s.draws = 100;
+  s.particles = 256;
+  const auto draws = hmc::test::sample(model, s, 0, s.particles);
+  ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDiag);
+  EXPECT_GT(draws.adapted.trajectory_length, 0.5);
+  EXPECT_LT(draws.adapted.trajectory_length, 3.14);  // half a period of the whitened Gaussian
+}
+
 // The shipped coin-toss config, adaptation on as it ships, against Beta(1 + heads, 1 + tails).
 TEST(Adaptation, CoinTossDefaultConfigMatchesBeta) {
   const auto resolved =
