@@ -2,6 +2,7 @@
 // uniform / normal draws against a chi-squared goodness-of-fit test.
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
+#include "hmc/sampler/lanes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -141,6 +142,43 @@ TEST(Philox, StreamsDifferByParticleIterationAndUse) {
   EXPECT_NE(x.v[0], a.bits(1, 1).v[0]);
   // ... and are a pure function of (seed, particle, iteration, use).
   EXPECT_EQ(x.v[3], hmc::rng::ParticleStream(7, 0).bits(1, 0).v[3]);
+}
+
+// The lane kernel's vector Philox (sampler/lanes.hpp) gives every lane the bits of its
+// stream's scalar uniform2: seeds and particle ids with high words, uses across the
+// table (momenta, NUTS leaves and doublings, jitter, accept), iterations up to 2^32 - 1.
+TEST(Philox, LaneUniformsAreTheScalarOnes) {
+  const std::uint64_t seeds[] = {0u, 1u, 20261130u, 0xFFFFFFFFFFFFFFFFull, 0x123456789ABCDEFull};
+  const std::uint32_t iterations[] = {0u, 1u, 777u, 0xFFFFFFFFu};
+  const std::uint32_t uses[] = {0u, 1u, 49u, 0x80000000u, 0x80000011u, 0xFFFF0003u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+  int checked = 0;
+  for (std::uint64_t seed : seeds) {
+    for (std::uint32_t it : iterations) {
+      hmc::rng::ParticleStream streams[hmc::kLanes];
+      std::uint32_t use[hmc::kLanes];
+      for (int l = 0; l < hmc::kLanes; ++l) {
+        streams[l] = hmc::rng::ParticleStream(seed, (0x100000000ull * l) ^ (12345ull * l + seed % 1000));
+        use[l] = uses[(l + it) % 8];
+      }
+      hmc::Pack u0, u1;
+      hmc::sampler::lane_uniform2(streams, it, use, u0, u1);
+      for (int l = 0; l < hmc::kLanes; ++l) {
+        double a, b;
+        streams[l].uniform2(it, use[l], a, b);
+        EXPECT_EQ(u0[l], a) << "seed " << seed << " iteration " << it << " lane " << l;
+        EXPECT_EQ(u1[l], b) << "seed " << seed << " iteration " << it << " lane " << l;
+        ++checked;
+      }
+      hmc::sampler::lane_uniform2(streams, it, uses[it % 8], u0, u1);  // one use for all lanes
+      for (int l = 0; l < hmc::kLanes; ++l) {
+        double a, b;
+        streams[l].uniform2(it, uses[it % 8], a, b);
+        EXPECT_EQ(u0[l], a);
+        EXPECT_EQ(u1[l], b);
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5 * 4 * hmc::kLanes);
 }
 
 }  // namespace

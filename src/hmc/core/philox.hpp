@@ -107,6 +107,11 @@ class ParticleStream {
   }
   KOKKOS_INLINE_FUNCTION static double box_muller_angle(double u1) { return 2.0 * math::pi() * u1; }
 
+  /// Word k (0, 1) of the key (the seed) and of the particle id: what the lane kernel's
+  /// vector Philox (sampler/lanes.hpp, lane_uniform2) needs.
+  KOKKOS_INLINE_FUNCTION std::uint32_t key(int k) const { return k == 0 ? k0_ : k1_; }
+  KOKKOS_INLINE_FUNCTION std::uint32_t id(int k) const { return k == 0 ? id_lo_ : id_hi_; }
+
  private:
   std::uint32_t k0_, k1_, id_lo_, id_hi_;
 };

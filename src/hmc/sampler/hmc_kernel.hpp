@@ -196,8 +196,8 @@ struct HmcKernel {
         rng::ParticleStream streams[kLanes];
         for (int l = 0; l < kLanes; ++l) streams[l] = step.stream(first + (b + l < count ? b + l : 0));
         Pack u_jitter, u_accept, unused;
-        HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseAccept, u_accept[l], unused[l]);
-        if (opts.jitter) HMC_LANES_LOOP streams[l].uniform2(step.iteration, kUseJitter, u_jitter[l], unused[l]);
+        lane_uniform2(streams, step.iteration, kUseAccept, u_accept, unused);
+        if (opts.jitter) lane_uniform2(streams, step.iteration, kUseJitter, u_jitter, unused);
         for (int l = 0; l < kLanes && b + l < count; ++l) {
           steps[b + l] = opts.jitter ? jittered_steps(u_jitter[l]) : opts.leapfrog_steps;
           accept_u[b + l] = u_accept[l];

@@ -37,6 +37,9 @@
 #include "hmc/sampler/leapfrog.hpp"
 
 #include <cstddef>
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
@@ -76,6 +79,59 @@ bool use_lanes(int dim) {
   return lanes_available<Model>() && dim >= 1 && dim <= kMaxLaneDim && !(off != nullptr && off[0] == '1');
 }
 
+/// \brief ParticleStream::uniform2 of kLanes streams at once, bit for bit: lane l's
+/// uniforms of use `use[l]` from `streams[l]`. With AVX-512, Philox-4x32-10 with each 32-bit
+/// word in a 64-bit lane of one register, so that each round's 32 x 32 -> 64-bit products
+/// of all lanes are two vpmuludq with no shuffles (the compiler, vectorising the scalar
+/// code, packs the words in 32-bit lanes and spends most of its time moving them, or
+/// uses the slower 64-bit multiply); elsewhere the scalar code in a loop over the lanes.
+inline void lane_uniform2(const rng::ParticleStream* streams, std::uint32_t iteration, const std::uint32_t* use,
+                          Pack& u0, Pack& u1) {
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+  static_assert(kLanes == 8, "one 512-bit register of 64-bit words");
+  alignas(64) std::uint64_t w[6][kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    w[0][l] = use[l];
+    w[1][l] = iteration;
+    w[2][l] = streams[l].id(0);
+    w[3][l] = streams[l].id(1);
+    w[4][l] = streams[l].key(0);
+    w[5][l] = streams[l].key(1);
+  }
+  __m512i c0 = _mm512_load_si512(w[0]), c1 = _mm512_load_si512(w[1]), c2 = _mm512_load_si512(w[2]),
+          c3 = _mm512_load_si512(w[3]), k0 = _mm512_load_si512(w[4]), k1 = _mm512_load_si512(w[5]);
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll), mul0 = _mm512_set1_epi64(0xD2511F53ll),
+                mul1 = _mm512_set1_epi64(0xCD9E8D57ll), weyl0 = _mm512_set1_epi64(0x9E3779B9ll),
+                weyl1 = _mm512_set1_epi64(0xBB67AE85ll);
+  for (int round = 0; round < 10; ++round) {  // philox4x32_10's round (core/philox.hpp)
+    const __m512i p0 = _mm512_mul_epu32(c0, mul0), p1 = _mm512_mul_epu32(c2, mul1);  // 32 x 32 -> 64 bits
+    c0 = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p1, 32), c1), k0);
+    c1 = _mm512_and_si512(p1, low);
+    c2 = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p0, 32), c3), k1);
+    c3 = _mm512_and_si512(p0, low);
+    k0 = _mm512_and_si512(_mm512_add_epi64(k0, weyl0), low);
+    k1 = _mm512_and_si512(_mm512_add_epi64(k1, weyl1), low);
+  }
+  _mm512_store_si512(w[0], c0);
+  _mm512_store_si512(w[1], c1);
+  _mm512_store_si512(w[2], c2);
+  _mm512_store_si512(w[3], c3);
+  HMC_LANES_LOOP {  // rng::to_unit_double
+    u0[l] = static_cast<double>(((w[0][l] >> 5) << 26) | (w[1][l] >> 6)) * (1.0 / 9007199254740992.0);
+    u1[l] = static_cast<double>(((w[2][l] >> 5) << 26) | (w[3][l] >> 6)) * (1.0 / 9007199254740992.0);
+  }
+#else
+  HMC_LANES_LOOP streams[l].uniform2(iteration, use[l], u0[l], u1[l]);
+#endif
+}
+/// lane_uniform2 with one use for every lane.
+inline void lane_uniform2(const rng::ParticleStream* streams, std::uint32_t iteration, std::uint32_t use, Pack& u0,
+                          Pack& u1) {
+  std::uint32_t uses[kLanes];
+  for (int l = 0; l < kLanes; ++l) uses[l] = use;
+  lane_uniform2(streams, iteration, uses, u0, u1);
+}
+
 /// \brief The momentum normals of Step::draw_momentum for a block of lanes, a pair of
 /// coordinates for all lanes at a time: p[j][l] for lane l's stream.
 inline void lane_momenta(const rng::ParticleStream* streams, std::uint32_t iteration, int dim, Pack* p) {
@@ -83,8 +139,7 @@ inline void lane_momenta(const rng::ParticleStream* streams, std::uint32_t itera
     // ParticleStream::normal2 in separate loops over the lanes: one loop with both
     // sin and cos of the angle would become one sincos call, which has no vector version.
     Pack u0, u1, radius, angle;
-    const auto use = static_cast<std::uint32_t>(j / 2);
-    HMC_LANES_LOOP streams[l].uniform2(iteration, use, u0[l], u1[l]);
+    lane_uniform2(streams, iteration, static_cast<std::uint32_t>(j / 2), u0, u1);
     HMC_LANES_LOOP {
       radius[l] = rng::ParticleStream::box_muller_radius(u0[l]);
       angle[l] = rng::ParticleStream::box_muller_angle(u1[l]);

@@ -442,7 +442,7 @@ struct NutsKernel {
           lw[l] = (math::isfinite(lp[l]) && !math::isnan(delta)) ? -delta / temperature : -math::infinity();
         }
         const Pack w = math::exp(lw - ref);
-        HMC_LANES_LOOP streams[l].uniform2(step.iteration, use[l], u0[l], u1[l]);
+        lane_uniform2(streams, step.iteration, use, u0, u1);
         // Each lane's control (scalar), then the parts that touch the coordinates for
         // all lanes at once: the subtree's choice, the checkpoints, the U-turn tests.
         Pack take(0.0);
