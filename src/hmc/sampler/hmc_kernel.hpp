@@ -44,9 +44,17 @@ struct HmcKernel {
     return k;
   }
   static bool lanes_for(int dim) { return use_lanes<Model>(dim); }
-  /// Particles per task of the lane path: sorted by step count, then run kLanes at a time.
+  /// Most particles per task of the lane path: sorted by step count, then run kLanes at a time.
   static constexpr int kLaneTask = 4 * kLanes;
-  static int lane_tasks(int n) { return (n + kLaneTask - 1) / kLaneTask; }
+  /// Particles per task for n particles: kLaneTask, or fewer (a multiple of kLanes) where
+  /// there would be fewer tasks than threads. The draws do not depend on it.
+  static int lane_task_size(int n) {
+    const int threads = ExecSpace().concurrency();
+    const int blocks = (n + kLanes - 1) / kLanes;
+    const int per_thread = threads > 0 ? (blocks + threads - 1) / threads : blocks;
+    return kLanes * (per_thread < 1 ? 1 : (per_thread > kLaneTask / kLanes ? kLaneTask / kLanes : per_thread));
+  }
+  static int lane_tasks(int n) { return (n + lane_task_size(n) - 1) / lane_task_size(n); }
 
   HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
 
@@ -177,8 +185,8 @@ struct HmcKernel {
     step.record_stat(i, kEnergy, v.energy);
   }
 
-  /// \brief The transitions of particles [task · kLaneTask, task · kLaneTask + kLaneTask)
-  /// in the lanes (lanes.hpp); host only. The task's particles are sorted by their step
+  /// \brief The transitions of the particles of task `task` (lane_task_size() each) in
+  /// the lanes (lanes.hpp); host only. The task's particles are sorted by their step
   /// count and run kLanes at a time in that order, so that the lanes of a block take
   /// about as many steps (with ChEES's jitter, blocks of consecutive particles left about
   /// 45% of the lane-steps idle). A particle computes the same values in any lane and
@@ -186,8 +194,9 @@ struct HmcKernel {
   void lanes(const int task) const {
     if constexpr (lanes_available<Model>()) {
       const int n = static_cast<int>(step.state.lp.extent(0));
-      const int first = task * kLaneTask;
-      const int count = (n - first < kLaneTask ? n - first : kLaneTask);
+      const int size = lane_task_size(n);
+      const int first = task * size;
+      const int count = (n - first < size ? n - first : size);
       int steps[kLaneTask], order[kLaneTask];
       double accept_u[kLaneTask];
       for (int b = 0; b < count; b += kLanes) {

@@ -104,10 +104,12 @@ inline void lane_uniform2(const rng::ParticleStream* streams, std::uint32_t iter
                 mul1 = _mm512_set1_epi64(0xCD9E8D57ll), weyl0 = _mm512_set1_epi64(0x9E3779B9ll),
                 weyl1 = _mm512_set1_epi64(0xBB67AE85ll);
   for (int round = 0; round < 10; ++round) {  // philox4x32_10's round (core/philox.hpp)
-    const __m512i p0 = _mm512_mul_epu32(c0, mul0), p1 = _mm512_mul_epu32(c2, mul1);  // 32 x 32 -> 64 bits
-    c0 = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p1, 32), c1), k0);
+    // 32 x 32 -> 64 bits. The maskz forms (all lanes) because GCC 12 warns about the
+    // undefined pass-through of the plain ones (its bug 105593).
+    const __m512i p0 = _mm512_maskz_mul_epu32(0xFF, c0, mul0), p1 = _mm512_maskz_mul_epu32(0xFF, c2, mul1);
+    c0 = _mm512_xor_si512(_mm512_xor_si512(_mm512_maskz_srli_epi64(0xFF, p1, 32), c1), k0);
     c1 = _mm512_and_si512(p1, low);
-    c2 = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p0, 32), c3), k1);
+    c2 = _mm512_xor_si512(_mm512_xor_si512(_mm512_maskz_srli_epi64(0xFF, p0, 32), c3), k1);
     c3 = _mm512_and_si512(p0, low);
     k0 = _mm512_and_si512(_mm512_add_epi64(k0, weyl0), low);
     k1 = _mm512_and_si512(_mm512_add_epi64(k1, weyl1), low);
