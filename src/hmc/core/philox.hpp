@@ -18,12 +18,19 @@ struct Philox4x32 {
   std::uint32_t v[4];
 };
 
+/// Philox-4x32's round multipliers and key increments (Weyl sequence); also used by
+/// the lane kernel's vector Philox (sampler/lanes.hpp, lane_uniform2).
+inline constexpr std::uint32_t kPhiloxMul0 = 0xD2511F53u;
+inline constexpr std::uint32_t kPhiloxMul1 = 0xCD9E8D57u;
+inline constexpr std::uint32_t kPhiloxWeyl0 = 0x9E3779B9u;
+inline constexpr std::uint32_t kPhiloxWeyl1 = 0xBB67AE85u;
+
 /// \brief Ten rounds of Philox-4x32 on `ctr` with key (k0, k1).
 KOKKOS_INLINE_FUNCTION Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t k0, std::uint32_t k1) {
-  constexpr std::uint32_t kMul0 = 0xD2511F53u;
-  constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
-  constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
-  constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
+  constexpr std::uint32_t kMul0 = kPhiloxMul0;
+  constexpr std::uint32_t kMul1 = kPhiloxMul1;
+  constexpr std::uint32_t kWeyl0 = kPhiloxWeyl0;
+  constexpr std::uint32_t kWeyl1 = kPhiloxWeyl1;
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC unroll 10  // straight-line code: a loop over particles around it vectorises
 #endif

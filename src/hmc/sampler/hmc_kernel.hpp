@@ -54,7 +54,10 @@ struct HmcKernel {
     const int per_thread = threads > 0 ? (blocks + threads - 1) / threads : blocks;
     return kLanes * (per_thread < 1 ? 1 : (per_thread > kLaneTask / kLanes ? kLaneTask / kLanes : per_thread));
   }
-  static int lane_tasks(int n) { return (n + lane_task_size(n) - 1) / lane_task_size(n); }
+  static int lane_tasks(int n) {
+    const int size = lane_task_size(n);
+    return (n + size - 1) / size;
+  }
 
   HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
 

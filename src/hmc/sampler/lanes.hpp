@@ -37,14 +37,15 @@
 #include "hmc/sampler/leapfrog.hpp"
 
 #include <cstddef>
-#if defined(__AVX512F__) && !defined(__CUDACC__)
-#include <immintrin.h>
-#endif
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 namespace hmc::sampler {
 
@@ -100,9 +101,9 @@ inline void lane_uniform2(const rng::ParticleStream* streams, std::uint32_t iter
   }
   __m512i c0 = _mm512_load_si512(w[0]), c1 = _mm512_load_si512(w[1]), c2 = _mm512_load_si512(w[2]),
           c3 = _mm512_load_si512(w[3]), k0 = _mm512_load_si512(w[4]), k1 = _mm512_load_si512(w[5]);
-  const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll), mul0 = _mm512_set1_epi64(0xD2511F53ll),
-                mul1 = _mm512_set1_epi64(0xCD9E8D57ll), weyl0 = _mm512_set1_epi64(0x9E3779B9ll),
-                weyl1 = _mm512_set1_epi64(0xBB67AE85ll);
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll), mul0 = _mm512_set1_epi64(rng::kPhiloxMul0),
+                mul1 = _mm512_set1_epi64(rng::kPhiloxMul1), weyl0 = _mm512_set1_epi64(rng::kPhiloxWeyl0),
+                weyl1 = _mm512_set1_epi64(rng::kPhiloxWeyl1);
   for (int round = 0; round < 10; ++round) {  // philox4x32_10's round (core/philox.hpp)
     // 32 x 32 -> 64 bits. The maskz forms (all lanes) because GCC 12 warns about the
     // undefined pass-through of the plain ones (its bug 105593).
@@ -118,7 +119,7 @@ inline void lane_uniform2(const rng::ParticleStream* streams, std::uint32_t iter
   _mm512_store_si512(w[1], c1);
   _mm512_store_si512(w[2], c2);
   _mm512_store_si512(w[3], c3);
-  HMC_LANES_LOOP {  // rng::to_unit_double
+  HMC_LANES_LOOP {  // rng::to_unit_double on 64-bit words (below 2^32), which keeps the loop in 64-bit lanes
     u0[l] = static_cast<double>(((w[0][l] >> 5) << 26) | (w[1][l] >> 6)) * (1.0 / 9007199254740992.0);
     u1[l] = static_cast<double>(((w[2][l] >> 5) << 26) | (w[3][l] >> 6)) * (1.0 / 9007199254740992.0);
   }
