@@ -8,14 +8,17 @@
 ///       return services::sample<Model>(mpi, spec, io::draw_formats());
 ///     });
 ///
-/// Adding a model is one header in models/, one line in shipped() below and its section
-/// of docs/models.md, plus its config, data and test (docs/adding-a-model.md). Every list
-/// of the models (`hmc --list-models`, the schema's /model/name, the docs' tables and
-/// their checks) comes from this list.
+/// Adding a model to hmc itself is one header in models/, one line in shipped() below and
+/// its section of docs/models.md, plus its config, data and test (docs/adding-a-model.md,
+/// "in the tree"); a user's own model needs none of this (HMC_REGISTER_MODEL, "your first
+/// model"). Every list of the shipped models (`hmc --list-models`, the schema's
+/// /model/name, the docs' tables and their checks) comes from this list; the executables
+/// run them through shipped_entries() (shipped.hpp).
 
 #include "coin_toss.hpp"
 #include "eight_schools.hpp"
 #include "harmonic_oscillator.hpp"
+#include "hmc/app/models.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/keys/key.hpp"
@@ -51,13 +54,7 @@ constexpr Registered<Model> entry(const char* name, const char* summary) {
   return {name, summary};
 }
 
-/// \brief What a build knows of a model without its type.
-struct ModelInfo {
-  std::string name;
-  std::string summary;
-  keys::Keys (*keys)() = nullptr;  ///< the config keys it adds
-  bool samples_prior = false;      ///< /sampler/init/strategy "prior" works
-};
+using app::ModelInfo;
 
 /// \brief A list of model types with their names: `ModelList list{entry<A>("a", ...), ...}`.
 ///
@@ -74,6 +71,13 @@ class ModelList {
   template <class R = int, class F>
   R visit(const std::string& name, F&& f) const {
     return visit_from<R, 0>(name, f);
+  }
+
+  /// \brief Each model's entry (app/register.hpp: its services instantiated), in list
+  /// order; only the file that calls it includes app/register.hpp (models/shipped.cpp).
+  template <class EntryOf>
+  void for_each_entry(EntryOf&& f) const {
+    for_each_from<0>(f);
   }
 
   /// \brief Name, summary, keys and abilities of each model, in list order.
@@ -101,13 +105,22 @@ class ModelList {
     }
   }
 
+  template <std::size_t I, class F>
+  void for_each_from(F& f) const {
+    if constexpr (I < sizeof...(Models)) {
+      using Model = std::tuple_element_t<I, std::tuple<Models...>>;
+      if constexpr (model::check_registrable_model<Model>()) f(Type<Model>{}, std::get<I>(entries_));
+      for_each_from<I + 1>(f);
+    }
+  }
+
   template <std::size_t I>
   void add_infos(std::vector<ModelInfo>& out) const {
     if constexpr (I < sizeof...(Models)) {
       using Model = std::tuple_element_t<I, std::tuple<Models...>>;
       if constexpr (model::is_registrable_model<Model>()) {
         const auto& e = std::get<I>(entries_);
-        out.push_back(ModelInfo{e.name, e.summary, &Model::config_keys, model::can_sample_prior<Model>()});
+        out.push_back(ModelInfo{e.name, e.summary, &Model::config_keys, model::can_sample_prior<Model>(), "hmc"});
       }
       add_infos<I + 1>(out);
     }

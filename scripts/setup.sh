@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # scripts/setup.sh - install what is missing, make sure Kokkos is there, then
-# configure and build hmc into $HMC_BUILD_DIR (executable: build/bin/hmc).
+# configure and build hmc into $HMC_BUILD_DIR (executable: build/bin/hmc), and
+# install it into a prefix if asked.
 #
-# Usage: scripts/setup.sh [--tests | --no-tests] [--deps-only]
-#   --tests      configure with -DHMC_BUILD_TESTS=ON
-#   --no-tests   configure with -DHMC_BUILD_TESTS=OFF
-#                (neither: keep what the build dir has; OFF for a new one)
-#   --deps-only  install packages and Kokkos only; no configure, no build
+# Usage: scripts/setup.sh [--tests | --no-tests] [--deps-only] [--prefix DIR]
+#   --tests       configure with -DHMC_BUILD_TESTS=ON
+#   --no-tests    configure with -DHMC_BUILD_TESTS=OFF
+#                 (neither: keep what the build dir has; OFF for a new one)
+#   --deps-only   install packages and Kokkos only; no configure, no build
+#   --prefix DIR  then install into DIR (cmake --install; DESTDIR is honoured):
+#                 bin/hmc, bin/hmc-build-model, the headers, the libraries, the
+#                 CMake package (find_package(hmc)), scripts, configs and docs
+#                 (docs/adding-a-model.md#your-first-model)
 #
 # Environment:
 #   Kokkos_ROOT       use this Kokkos install (>= 3.4) instead of looking for one
@@ -27,6 +32,7 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CALLER_DIR=$PWD  # a relative --prefix is relative to where setup.sh was called
 cd "$ROOT"
 
 KOKKOS_VERSION=3.4.1
@@ -48,14 +54,20 @@ JOBS=${HMC_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 want_tests=""   # "", ON or OFF
 deps_only=0
-for arg in "$@"; do
-  case "$arg" in
+prefix=""
+while (($#)); do
+  case "$1" in
     --tests) want_tests=ON ;;
     --no-tests) want_tests=OFF ;;
     --deps-only) deps_only=1 ;;
+    --prefix)
+      (($# >= 2)) && [[ -n "$2" ]] || { echo "setup: --prefix needs a directory" >&2; exit 2; }
+      prefix=$2; shift ;;
+    --prefix=*) prefix=${1#--prefix=}; [[ -n "$prefix" ]] || { echo "setup: --prefix needs a directory" >&2; exit 2; } ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-    *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+    *) echo "setup: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 
 LOG_PREFIX=setup
@@ -326,9 +338,21 @@ configure_and_build() {
   log "build: $BUILD_DIR/bin/hmc ready ($((SECONDS - t0)) s, log: $BUILD_DIR/setup-build.log)"
 }
 
+# install_prefix DIR: cmake --install of the build into DIR (absolute; DESTDIR honoured).
+install_prefix() {
+  local dir=$1 t0=$SECONDS
+  [[ "$dir" == /* ]] || dir=$CALLER_DIR/$dir
+  run_logged "$BUILD_DIR/setup-install.log" cmake --install "$BUILD_DIR" --prefix "$dir"
+  log "install: ${DESTDIR:-}$dir (bin/hmc, bin/hmc-build-model, include/hmc, lib/cmake/hmc; $((SECONDS - t0)) s)"
+}
+
 # ------------------------------------------------------------------- main ---
 ensure_packages "${BASE_PACKAGES[@]}"
 if [[ $want_tests == ON ]]; then ensure_packages "${TEST_PACKAGES[@]}"; fi
 resolve_kokkos
 if ((deps_only)); then exit 0; fi
 configure_and_build
+if [[ -n "$prefix" ]]; then
+  : >"$BUILD_DIR/setup-install.log"
+  install_prefix "$prefix"
+fi

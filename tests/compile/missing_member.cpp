@@ -2,6 +2,7 @@
 // message, naming that member (model/concept.hpp). Compiled by the ctest cases of
 // tests/compile/CMakeLists.txt, once complete (HMC_DROP undefined: must compile) and
 // once per dropped member; check_compile.sh reads the compiler's output.
+#include "hmc/app/register.hpp"
 #include "hmc/services/diagnose.hpp"
 #include "hmc/services/prepare.hpp"
 #include "hmc/services/sample.hpp"
@@ -43,6 +44,7 @@ struct Toy {
 
 }  // namespace
 
+#ifndef HMC_TOY_REGISTERED
 // Registered as a model of a list, and handed to every typed service as hmc itself does
 // (apps/hmc/main.cpp): a run, its validation and the gradient check.
 int run_toy(const hmc::parallel::MpiContext& mpi, const hmc::services::RunSpec& spec) {
@@ -55,3 +57,8 @@ int run_toy(const hmc::parallel::MpiContext& mpi, const hmc::services::RunSpec& 
            hmc::services::diagnose<Model>(mpi, spec, hmc::services::DiagnoseOptions{});
   });
 }
+#else
+// Registered the way a user's own header registers a model (app/register.hpp): the same
+// one message must reach the user's build (missing_member_registered.cpp).
+HMC_REGISTER_MODEL(Toy, "toy", "a standard normal");
+#endif

@@ -28,6 +28,7 @@ using HMC_KOKKOS_MATH_NS::expm1;
 using HMC_KOKKOS_MATH_NS::fabs;
 using HMC_KOKKOS_MATH_NS::isfinite;
 using HMC_KOKKOS_MATH_NS::isnan;
+using HMC_KOKKOS_MATH_NS::lgamma;
 using HMC_KOKKOS_MATH_NS::log;
 using HMC_KOKKOS_MATH_NS::log1p;
 using HMC_KOKKOS_MATH_NS::nearbyint;

@@ -2,7 +2,7 @@
 /// \file
 /// \brief `hmc --config run.json` (and `hmc resume`): one sampling run of a model,
 /// top-down, as Stan's services/sample/hmc_static_diag_e_adapt.hpp is one run of its
-/// sampler. models::visit hands it the model's type (apps/hmc/main.cpp).
+/// sampler. A model's entry (app/register.hpp: entry_of) instantiates it for its type.
 ///
 ///   1. the job around the run: signal handlers, the rank watchdog (RunFrame);
 ///   2. the model, built once per rank; rank 0 checks the run against it (prepare.hpp);

@@ -1,4 +1,4 @@
-#include "kokkos_args.hpp"
+#include "hmc/app/kokkos_args.hpp"
 
 #include "hmc/core/text.hpp"
 
