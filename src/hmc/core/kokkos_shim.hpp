@@ -28,13 +28,23 @@ using HMC_KOKKOS_MATH_NS::expm1;
 using HMC_KOKKOS_MATH_NS::fabs;
 using HMC_KOKKOS_MATH_NS::isfinite;
 using HMC_KOKKOS_MATH_NS::isnan;
-using HMC_KOKKOS_MATH_NS::lgamma;
 using HMC_KOKKOS_MATH_NS::log;
 using HMC_KOKKOS_MATH_NS::log1p;
 using HMC_KOKKOS_MATH_NS::nearbyint;
 using HMC_KOKKOS_MATH_NS::pow;
 using HMC_KOKKOS_MATH_NS::sin;
 using HMC_KOKKOS_MATH_NS::sqrt;
+
+/// \brief log Γ(x). On the host lgamma_r, the same value as lgamma without writing the
+/// global `signgam` (lgamma's data race when OpenMP threads call it); on a GPU Kokkos'.
+KOKKOS_INLINE_FUNCTION double lgamma(double x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+  return HMC_KOKKOS_MATH_NS::lgamma(x);
+#else
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+#endif
+}
 
 /// \brief log(1 / (1 + exp(-x))), accurate for large |x|. Written without branches
 /// (one exp of -|x|), so that a loop over particles vectorises; the value is the
