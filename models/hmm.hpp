@@ -113,10 +113,49 @@ struct Hmm {
   int lane_segment_steps = 1;  ///< lane gradient: steps per checkpointed segment
   int lane_segments = 0;       ///< lane gradient: segments of all sequences together
 
+  // The forward pass in parallel time (the team gradient; set_chunks()).
+  HmmForward forward_mode = HmmForward::kSequential;  ///< /model/forward
+  int chunk_steps = 0;                                ///< steps per chunk (the last of a sequence may be shorter)
+  int num_chunks = 0;                                 ///< C: chunks of all sequences together
+  int longest_sequence = 0;                           ///< steps of the longest sequence
+  Kokkos::View<int*, MemSpace> chunk_start;           ///< C + 1: chunk c is steps [chunk_start(c), chunk_start(c + 1))
+  Kokkos::View<int*, MemSpace> chunk_sequence;        ///< C: the sequence of chunk c
+  Kokkos::View<int*, MemSpace> sequence_chunks;       ///< S + 1: sequence s is chunks [sequence_chunks(s), ...(s + 1))
+  /// Categorical: the symbols that occur (num_present_symbols, ascending), and the steps
+  /// of each in time order (symbol_times[symbol_offsets(p), symbol_offsets(p + 1))).
+  int num_present_symbols = 0;
+  Kokkos::View<int*, MemSpace> present_symbols, symbol_offsets, symbol_times;
+
   int dim() const { return dim_; }
   int num_params() const { return num_params_; }
-  /// x (block_size), d log L / dx (block_size), then pred_t(k) (N K) and 1 / c_t (N).
-  int scratch_size() const { return 2 * block_size + num_observations * num_states + num_observations; }
+  /// x (block_size), d log L / dx (block_size), then pred_t(k) (N K) and 1 / c_t (N);
+  /// where the team gradient may run (/model/forward parallel or auto), its areas too.
+  int scratch_size() const {
+    return forward_mode == HmmForward::kSequential ? 2 * block_size + num_observations * num_states + num_observations
+                                                   : team_scratch_size();
+  }
+
+  /// \brief Settles `auto` for a run of `particles` per rank on an execution space that
+  /// runs `concurrency` threads at once: on a device (a GPU) the parallel pass where the
+  /// particles would keep at most half the threads busy (kParallelThreadsPerParticle) and the
+  /// longest sequence has at least kParallelMinSteps steps, else the sequential one; on the
+  /// host always the sequential one, whose draws are the same bits for any thread count
+  /// (docs/models.md#hmm). The services call it before the memory check, on every rank
+  /// with the same numbers.
+  void plan(long particles, long concurrency) {
+    if (forward_mode != HmmForward::kAuto) return;
+    const bool device = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
+    const bool parallel =
+        device && particles * kParallelThreadsPerParticle <= concurrency && longest_sequence >= kParallelMinSteps;
+    forward_mode = parallel ? HmmForward::kParallel : HmmForward::kSequential;
+  }
+  static constexpr long kParallelThreadsPerParticle = 2;
+  static constexpr int kParallelMinSteps = 64;
+
+  /// \brief Threads of a team that the gradient of one particle can use: the chunks with
+  /// /model/forward parallel (or `auto` settled so by plan()), else 0 (one particle per
+  /// thread, the sequential pass).
+  int gradient_team_size() const { return forward_mode == HmmForward::kParallel ? num_chunks : 0; }
 
   std::vector<std::string> parameter_names() const {
     const int K = num_states, V = num_symbols;
@@ -368,76 +407,101 @@ struct Hmm {
     }
   }
 
-  /// Scaled forward pass: α_t = pred_t ∘ b_t / c_t with c_t = Σ_k pred_t(k) b_t(k), so
-  /// log L = Σ_t log c_t (the c_t are multiplied up and their log taken only when the
-  /// product gets small: one log per ~hundreds of steps instead of one per step).
-  /// `pi` (K) and `A` (K x K, row-major) are local copies. When `store` has data, writes
-  /// pred_t(k) at t K + k and 1 / c_t at N K + t. Returns -inf where some c_t is not
-  /// positive (an impossible observation).
+  /// Scaled forward steps t0..t1-1 from pred = pred_{t0}: α_t = pred_t ∘ b_t / c_t with
+  /// c_t = Σ_k pred_t(k) b_t(k), so log L = Σ_t log c_t (the c_t are multiplied up into
+  /// `product` and their log added to `ll` only when the product gets small: one log per
+  /// ~hundreds of steps instead of one per step). `A` (K x K, row-major) is a local copy.
+  /// When `store` has data, writes pred_t(k) at t K + k and 1 / c_t at N K + t. Leaves
+  /// pred_{t1} in `pred`; returns false where some c_t is not positive (an impossible
+  /// observation).
+  template <int KC, class Emission>
+  KOKKOS_INLINE_FUNCTION bool forward_steps(int t0, int t1, double* pred, const double* A, const Emission& emission,
+                                            const Row& store, double& ll, double& product) const {
+    const int K = states<KC>();
+    double alpha[kMaxStates], b[kMaxStates];
+    for (int t = t0; t < t1; ++t) {
+      ll += emission(t, b);
+      const double c = forward_normaliser(K, pred, b);
+      if (!(c > 0.0)) return false;
+      const double inv_c = 1.0 / c;
+      if (store.data) {
+        for (int k = 0; k < K; ++k) store(t * K + k) = pred[k];
+        store(num_observations * K + t) = inv_c;
+      }
+      forward_advance(K, pred, b, inv_c, A, alpha);
+      // Keep the running product of the c_t (each <= 1 up to rounding) in (1e-200, ~1].
+      if (c < 1e-100) {
+        ll += math::log(c);
+      } else {
+        product *= c;
+        if (product < 1e-200) {
+          ll += math::log(product);
+          product = 1.0;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// Scaled forward pass over every sequence (forward_steps from pred_1 = π); returns log L,
+  /// -inf where some c_t is not positive. `pi` (K) and `A` (K x K) are local copies.
   template <int KC, class Emission>
   KOKKOS_INLINE_FUNCTION double forward(const double* pi, const double* A, const Emission& emission,
                                         const Row& store) const {
     const int K = states<KC>();
-    double alpha[kMaxStates], pred[kMaxStates], b[kMaxStates];
+    double pred[kMaxStates];
     double ll = 0.0, product = 1.0;
     for (int s = 0; s < num_sequences; ++s) {
       for (int k = 0; k < K; ++k) pred[k] = pi[k];
-      const int end = sequence_offsets(s + 1);
-      for (int t = sequence_offsets(s); t < end; ++t) {
-        ll += emission(t, b);
-        const double c = forward_normaliser(K, pred, b);
-        if (!(c > 0.0)) return -math::infinity();
-        const double inv_c = 1.0 / c;
-        if (store.data) {
-          for (int k = 0; k < K; ++k) store(t * K + k) = pred[k];
-          store(num_observations * K + t) = inv_c;
-        }
-        forward_advance(K, pred, b, inv_c, A, alpha);
-        // Keep the running product of the c_t (each <= 1 up to rounding) in (1e-200, ~1].
-        if (c < 1e-100) {
-          ll += math::log(c);
-        } else {
-          product *= c;
-          if (product < 1e-200) {
-            ll += math::log(product);
-            product = 1.0;
-          }
-        }
-      }
+      if (!forward_steps<KC>(sequence_offsets(s), sequence_offsets(s + 1), pred, A, emission, store, ll, product))
+        return -math::infinity();
     }
     return ll + math::log(product);
   }
 
-  /// Backward pass over the stored forward quantities (backward_step at every t, from
-  /// the last of each sequence): pred_t and 1 / c_t are read from `store`, α_{t-1} is
-  /// recomputed from them (bitwise the forward pass's). `A` is the local copy of the
-  /// transition matrix; d log L / dA goes to the local `g_A`, the rest is added into gx
-  /// (both zeroed by the caller).
+  /// Backward steps t1-1 down to t0 of a sequence that starts at `first` (backward_step
+  /// at every t) over the stored forward quantities: pred_t and 1 / c_t are read from
+  /// `store`, α_{t-1} is recomputed from them (bitwise the forward pass's). `beta` holds
+  /// β_{t1-1} on entry. `A` is the local copy of the transition matrix; d log L / dA is
+  /// added to the local `g_A`, d log L / dσ · σ to g_sigma, the rest into `grads_at(t)`,
+  /// the gradient block as backward_step writes it at step t.
+  template <int KC, class GradsAt>
+  KOKKOS_INLINE_FUNCTION void backward_steps(int first, int t0, int t1, const double* A, double* g_A, const Row& x,
+                                             const GradsAt& grads_at, const Row& store, double* beta,
+                                             double& g_sigma) const {
+    const int K = states<KC>();
+    double w[kMaxStates], b_cur[kMaxStates] = {}, b_prev[kMaxStates] = {}, alpha_prev[kMaxStates];
+    const EmissionFromScratch<KC> emission{this, x};
+    const double sigma = x(block_sigma), inv_var = 1.0 / (sigma * sigma);
+    emission(t1 - 1, b_cur);
+    for (int t = t1 - 1; t >= t0; --t) {
+      const double inv_c = store(num_observations * K + t);
+      const bool has_prev = t > first;
+      if (has_prev) {
+        emission(t - 1, b_prev);
+        const double inv_c_prev = store(num_observations * K + t - 1);
+        for (int i = 0; i < K; ++i) alpha_prev[i] = store((t - 1) * K + i) * b_prev[i] * inv_c_prev;
+      }
+      backward_step<KC>(t, inv_c, sub(store, t * K), has_prev ? alpha_prev : nullptr, b_prev, A, x, inv_var, beta,
+                        b_cur, w, g_A, grads_at(t), g_sigma);
+    }
+  }
+
+  /// Backward pass over every sequence from its last step (β_T = 1). d log L / dA goes to
+  /// the local `g_A`, the rest is added into gx (both zeroed by the caller).
   template <int KC>
   KOKKOS_INLINE_FUNCTION void backward(const double* A, double* g_A, const Row& x, const Row& gx,
                                        const Row& store) const {
     const int K = states<KC>();
-    double beta[kMaxStates], w[kMaxStates], b_cur[kMaxStates], b_prev[kMaxStates], alpha_prev[kMaxStates];
-    const EmissionFromScratch<KC> emission{this, x};
-    const double sigma = x(block_sigma), inv_var = 1.0 / (sigma * sigma);
+    double beta[kMaxStates];
     double g_sigma = 0.0;
+    const auto grads_at = [&gx](int) { return gx; };
     for (int s = 0; s < num_sequences; ++s) {
-      const int first = sequence_offsets(s), last = sequence_offsets(s + 1) - 1;
       for (int k = 0; k < K; ++k) beta[k] = 1.0;
-      emission(last, b_cur);
-      for (int t = last; t >= first; --t) {
-        const double inv_c = store(num_observations * K + t);
-        const bool has_prev = t > first;
-        if (has_prev) {
-          emission(t - 1, b_prev);
-          const double inv_c_prev = store(num_observations * K + t - 1);
-          for (int i = 0; i < K; ++i) alpha_prev[i] = store((t - 1) * K + i) * b_prev[i] * inv_c_prev;
-        }
-        backward_step<KC>(t, inv_c, sub(store, t * K), has_prev ? alpha_prev : nullptr, b_prev, A, x, inv_var, beta,
-                          b_cur, w, g_A, gx, g_sigma);
-      }
+      const int first = sequence_offsets(s);
+      backward_steps<KC>(first, first, sequence_offsets(s + 1), A, g_A, x, grads_at, store, beta, g_sigma);
     }
-    gx(block_sigma) += g_sigma / sigma;
+    gx(block_sigma) += g_sigma / x(block_sigma);
   }
 
   /// log L, and its gradient into g_A and gx where log L is finite.
@@ -618,6 +682,265 @@ struct Hmm {
     if (initial_dirichlet) transform::simplex_forward(sub(q, q_initial), sub(out, draw_initial), K);
   }
 
+  // ---- device: the forward pass in parallel time, on a Kokkos team ----------
+  //
+  // `/model/forward parallel`: one particle's gradient on a team of threads. Each sequence
+  // is cut into chunks of chunk_steps consecutive steps (set_chunks: about √T), and with
+  // the maps N_t = diag(b_t) A the forward recursion pred_{t+1} ∝ pred_t N_t becomes an
+  // associative product over chunks:
+  //   1. every chunk c of steps t0..t1-1 forms G_c = diag(b_t0) A diag(b_t0+1) ... A
+  //      diag(b_t1-1), normalised to sum 1 after every factor (only its direction is used);
+  //   2. per sequence, the chunks' first predictions in order: pred_t0 of the next chunk ∝
+  //      pred_t0 G_c A, normalised to sum 1 (as the sequential pred_t sums to 1);
+  //   3. every chunk runs the sequential forward steps from its pred_t0 (forward_steps),
+  //      storing pred_t and 1 / c_t as the sequential pass does, and its part of log L;
+  //   4. per sequence, the chunks' last backward vectors from the end: β_{t1-1} of the
+  //      previous chunk ∝ A G_c β_{t1-1}, from β_T = 1;
+  //   5. every chunk runs the sequential backward steps (backward_steps) from its β_{t1-1},
+  //      scaled so that Σ_k α_{t1-1}(k) β_{t1-1}(k) = 1 (the sequential pass's scaling),
+  //      into its own partial sums of the gradient;
+  //   6. the partial sums are added up in chunk order (categorical emissions: per symbol,
+  //      over its steps in time order).
+  // Chunks, not threads, fix the arithmetic: the result is the same for any team size, and
+  // equals the sequential pass's to rounding (tests/unit/test_hmm.cpp, 1e-12 relative).
+  // The work is about twice the sequential pass's (G_c costs K³ per step, not K²); the
+  // latency on a team of C = T / chunk_steps threads about 4 √T steps instead of 2 T.
+
+  /// Offsets in the scratch row of the team gradient's areas (after the sequential
+  /// gradient's x, gx and store): d log L / db_t (categorical, N K), G_c (C K²), β
+  /// directions (C K), log L per chunk (C), gradient partial sums per chunk (C
+  /// team_partial_size()), and one slot for log prior + log|J|.
+  KOKKOS_INLINE_FUNCTION int team_db() const { return 2 * block_size + num_observations * (num_states + 1); }
+  KOKKOS_INLINE_FUNCTION int team_products() const {
+    return team_db() + (gaussian ? 0 : num_observations * num_states);
+  }
+  KOKKOS_INLINE_FUNCTION int team_betas() const { return team_products() + num_chunks * num_states * num_states; }
+  KOKKOS_INLINE_FUNCTION int team_ll() const { return team_betas() + num_chunks * num_states; }
+  KOKKOS_INLINE_FUNCTION int team_partials() const { return team_ll() + num_chunks; }
+  /// A chunk's partial sums: d log L / dA (K²), d / dπ (K), d / dμ (K), d / dσ · σ (1).
+  KOKKOS_INLINE_FUNCTION int team_partial_size() const { return num_states * (num_states + 2) + 1; }
+  KOKKOS_INLINE_FUNCTION int team_prior() const { return team_partials() + num_chunks * team_partial_size(); }
+  /// Doubles of scratch of the team gradient: the sequential gradient's and its own.
+  int team_scratch_size() const { return team_prior() + 1; }
+
+  /// The gradient block at step t of a chunk, as backward_step writes it: categorical
+  /// emissions into d log L / db_t(j) (zeroed here), π and μ into the chunk's partial sums.
+  struct ChunkGrads {
+    Row db_t, partial;
+    int block_emission, block_initial, num_symbols, K;
+    bool gaussian;
+    KOKKOS_FORCEINLINE_FUNCTION double& operator()(int i) const {
+      if (i >= block_initial) return partial(K * K + i - block_initial);
+      if (gaussian) return partial(K * K + K + i - block_emission);
+      return db_t((i - block_emission) / num_symbols);
+    }
+  };
+
+  /// Step 1: G_c of chunk c into `g` (K x K, row-major).
+  template <int KC, class Emission>
+  KOKKOS_INLINE_FUNCTION void chunk_product(int c, const double* A, const Emission& emission, const Row& g) const {
+    const int K = states<KC>();
+    double G[kMaxStates * kMaxStates], H[kMaxStates * kMaxStates], b[kMaxStates];
+    const int t0 = chunk_start(c), t1 = chunk_start(c + 1);
+    emission(t0, b);
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) G[i * K + j] = i == j ? b[i] : 0.0;
+    for (int t = t0 + 1; t < t1; ++t) {
+      emission(t, b);
+      double total = 0.0;
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j) {
+          double s = 0.0;
+          for (int k = 0; k < K; ++k) s += G[i * K + k] * A[k * K + j];
+          H[i * K + j] = s * b[j];
+          total += H[i * K + j];
+        }
+      const double inv = total > 0.0 ? 1.0 / total : 0.0;
+      for (int k = 0; k < K * K; ++k) G[k] = H[k] * inv;
+    }
+    for (int k = 0; k < K * K; ++k) g(k) = G[k];
+  }
+
+  /// v ← v / Σ_k v(k) (0/0 where the sum is 0: an impossible observation, which the
+  /// forward steps then report).
+  KOKKOS_FORCEINLINE_FUNCTION static void normalise(int K, double* v) {
+    double total = 0.0;
+    for (int k = 0; k < K; ++k) total += v[k];
+    for (int k = 0; k < K; ++k) v[k] /= total;
+  }
+
+  /// Step 2 for sequence s: pred_t0 of each chunk into the store.
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION void chunk_predictions(int s, const double* pi, const double* A, const Row& scratch) const {
+    const int K = states<KC>();
+    const Row store = sub(scratch, 2 * block_size), products = sub(scratch, team_products());
+    double v[kMaxStates], w[kMaxStates];
+    for (int k = 0; k < K; ++k) v[k] = pi[k];
+    const int last = sequence_chunks(s + 1) - 1;
+    for (int c = sequence_chunks(s);; ++c) {
+      const int t0 = chunk_start(c);
+      for (int k = 0; k < K; ++k) store(t0 * K + k) = v[k];
+      if (c == last) break;
+      const Row g = sub(products, c * K * K);
+      for (int j = 0; j < K; ++j) {
+        w[j] = 0.0;
+        for (int i = 0; i < K; ++i) w[j] += v[i] * g(i * K + j);
+      }
+      for (int j = 0; j < K; ++j) {
+        v[j] = 0.0;
+        for (int i = 0; i < K; ++i) v[j] += w[i] * A[i * K + j];
+      }
+      normalise(K, v);
+    }
+  }
+
+  /// Step 4 for sequence s: the direction of β_{t1-1} of each chunk.
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION void chunk_betas(int s, const double* A, const Row& scratch) const {
+    const int K = states<KC>();
+    const Row products = sub(scratch, team_products()), betas = sub(scratch, team_betas());
+    double r[kMaxStates], y[kMaxStates];
+    for (int k = 0; k < K; ++k) r[k] = 1.0;
+    const int first = sequence_chunks(s);
+    for (int c = sequence_chunks(s + 1) - 1;; --c) {
+      for (int k = 0; k < K; ++k) betas(c * K + k) = r[k];
+      if (c == first) break;
+      const Row g = sub(products, c * K * K);
+      for (int i = 0; i < K; ++i) {
+        y[i] = 0.0;
+        for (int j = 0; j < K; ++j) y[i] += g(i * K + j) * r[j];
+      }
+      for (int i = 0; i < K; ++i) {
+        r[i] = 0.0;
+        for (int j = 0; j < K; ++j) r[i] += A[i * K + j] * y[j];
+      }
+      normalise(K, r);
+    }
+  }
+
+  /// Step 5 for chunk c: its backward steps into its partial sums (and d log L / db_t).
+  template <int KC>
+  KOKKOS_INLINE_FUNCTION void chunk_backward(int c, const double* A, const Row& x, const Row& scratch) const {
+    const int K = states<KC>();
+    const Row store = sub(scratch, 2 * block_size), db = sub(scratch, team_db());
+    const Row partial = sub(scratch, team_partials() + c * team_partial_size());
+    const int s = chunk_sequence(c), first = sequence_offsets(s);
+    const int t0 = chunk_start(c), t1 = chunk_start(c + 1);
+    double beta[kMaxStates], g_A[kMaxStates * kMaxStates];
+    for (int k = 0; k < K; ++k) beta[k] = 1.0;
+    if (c + 1 < sequence_chunks(s + 1)) {
+      // β_{t1-1} ∝ the scan's direction, with Σ_k α_{t1-1}(k) β_{t1-1}(k) = 1.
+      double b[kMaxStates];
+      EmissionFromScratch<KC>{this, x}(t1 - 1, b);
+      const double inv_c = store(num_observations * K + t1 - 1);
+      double dot = 0.0;
+      for (int k = 0; k < K; ++k) {
+        beta[k] = scratch(team_betas() + c * K + k);
+        dot += store((t1 - 1) * K + k) * b[k] * inv_c * beta[k];
+      }
+      for (int k = 0; k < K; ++k) beta[k] /= dot;
+    }
+    for (int k = 0; k < K * K; ++k) g_A[k] = 0.0;
+    for (int k = K * K; k < team_partial_size(); ++k) partial(k) = 0.0;
+    double g_sigma = 0.0;
+    const auto grads_at = [&](int t) {
+      const Row db_t = sub(db, t * K);
+      if (!gaussian)
+        for (int j = 0; j < K; ++j) db_t(j) = 0.0;
+      return ChunkGrads{db_t, partial, block_emission, block_initial, num_symbols, K, gaussian};
+    };
+    backward_steps<KC>(first, t0, t1, A, g_A, x, grads_at, store, beta, g_sigma);
+    for (int k = 0; k < K * K; ++k) partial(k) = g_A[k];
+    partial(K * K + 2 * K) = g_sigma;
+  }
+
+  /// log p(q) and its gradient on a team (steps 1-6 above; every thread of the team calls
+  /// it and gets the result): the value of log_density_gradient(q, grad, scratch) to
+  /// rounding, with team_scratch_size() doubles of scratch.
+  template <int KC, class Member>
+  KOKKOS_INLINE_FUNCTION double team_gradient(const Member& team, const Row& q, const Row& grad,
+                                              const Row& scratch) const {
+    const int K = states<KC>();
+    const Row x = scratch, gx = sub(scratch, block_size), store = sub(scratch, 2 * block_size);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      scratch(team_prior()) = materialise(q, x);
+      for (int j = 0; j < block_size; ++j) gx(j) = 0.0;
+    });
+    team.team_barrier();
+    double pi[kMaxStates], A[kMaxStates * kMaxStates];
+    for (int k = 0; k < K; ++k) pi[k] = x(block_initial + k);
+    for (int k = 0; k < K * K; ++k) A[k] = x(k);
+    const EmissionFromScratch<KC> emission{this, x};
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, num_chunks), [&](const int c) {
+      chunk_product<KC>(c, A, emission, sub(scratch, team_products() + c * K * K));
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, num_sequences),
+                         [&](const int s) { chunk_predictions<KC>(s, pi, A, scratch); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, num_chunks), [&](const int c) {
+      double pred[kMaxStates], ll = 0.0, product = 1.0;
+      const int t0 = chunk_start(c);
+      for (int k = 0; k < K; ++k) pred[k] = store(t0 * K + k);
+      const bool ok = forward_steps<KC>(t0, chunk_start(c + 1), pred, A, emission, store, ll, product);
+      scratch(team_ll() + c) = ok ? ll + math::log(product) : -math::infinity();
+    });
+    team.team_barrier();
+    double ll = 0.0;
+    for (int c = 0; c < num_chunks; ++c) ll += scratch(team_ll() + c);
+    const double lp = scratch(team_prior()) + ll;
+    if (!math::isfinite(lp)) return -math::infinity();  // every thread returns here, or none
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, num_sequences),
+                         [&](const int s) { chunk_betas<KC>(s, A, scratch); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, num_chunks),
+                         [&](const int c) { chunk_backward<KC>(c, A, x, scratch); });
+    team.team_barrier();
+    const int P = team_partial_size();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P), [&](const int j) {
+      double total = 0.0;
+      for (int c = 0; c < num_chunks; ++c) total += scratch(team_partials() + c * P + j);
+      if (j < K * K) {
+        gx(j) = total;
+      } else if (j < K * K + K) {
+        gx(block_initial + j - K * K) = total;
+      } else if (j < K * K + 2 * K) {
+        if (gaussian) gx(block_emission + j - K * K - K) = total;
+      } else {
+        gx(block_sigma) = total / x(block_sigma);
+      }
+    });
+    if (!gaussian) {
+      const Row db = sub(scratch, team_db());
+      const int S = num_present_symbols;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * S), [&](const int e) {
+        const int j = e / S, p = e - j * S;
+        double total = 0.0;
+        for (int n = symbol_offsets(p); n < symbol_offsets(p + 1); ++n) total += db(symbol_times(n) * K + j);
+        gx(block_emission + j * num_symbols + present_symbols(p)) = total;
+      });
+    }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      for (int j = 0; j < dim_; ++j) grad(j) = 0.0;
+      chain(q, x, gx, grad);
+    });
+    team.team_barrier();
+    return lp;
+  }
+
+  /// \brief The team form of log_density_gradient(q, grad, scratch) (sampler: the team
+  /// path, when gradient_team_size() asks for one).
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Member& team, const Row& q, const Row& grad,
+                                                     const Row& scratch) const {
+    return with_states(num_states, [&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      return team_gradient<KC>(team, q, grad, scratch);
+    });
+  }
+
   // ---- host: the gradient of a block of kLanes particles (sampler/lanes.hpp) ----
 
   /// Packs of the lane kernel's per-thread scratch: x and d log L / dx ([param][lane]),
@@ -661,6 +984,48 @@ struct Hmm {
     lane_segments = 0;
     for (std::size_t s = 0; s + 1 < seq_offsets.size(); ++s)
       lane_segments += (seq_offsets[s + 1] - seq_offsets[s] + lane_segment_steps - 1) / lane_segment_steps;
+  }
+
+  /// Cuts the sequences into chunks of `steps` steps (0: ⌈√T⌉ for the longest sequence T)
+  /// for the team gradient and uploads the chunk and symbol tables (none with /model/forward
+  /// sequential). Tests set other chunk lengths.
+  void set_chunks(int steps, const HmmDescription& h) {
+    const auto& offsets = h.sequence_offsets;
+    longest_sequence = 0;
+    for (std::size_t s = 0; s + 1 < offsets.size(); ++s)
+      longest_sequence = std::max(longest_sequence, offsets[s + 1] - offsets[s]);
+    if (forward_mode == HmmForward::kSequential) return;
+    chunk_steps = steps > 0 ? steps : std::max(1, static_cast<int>(std::ceil(std::sqrt(double(longest_sequence)))));
+    std::vector<int> start, sequence, seq_chunks{0};
+    for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
+      for (int t = offsets[s]; t < offsets[s + 1]; t += chunk_steps) {
+        start.push_back(t);
+        sequence.push_back(static_cast<int>(s));
+      }
+      seq_chunks.push_back(static_cast<int>(start.size()));
+    }
+    start.push_back(offsets.back());
+    num_chunks = static_cast<int>(sequence.size());
+    chunk_start = to_device_view("hmm::chunk_start", start);
+    chunk_sequence = to_device_view("hmm::chunk_sequence", sequence);
+    sequence_chunks = to_device_view("hmm::sequence_chunks", seq_chunks);
+    if (gaussian) return;
+    std::vector<int> count(static_cast<std::size_t>(num_symbols), 0), present, first{0}, times;
+    for (int v : h.symbols) ++count[static_cast<std::size_t>(v)];
+    std::vector<int> slot(static_cast<std::size_t>(num_symbols), -1);
+    for (int v = 0; v < num_symbols; ++v) {
+      if (count[v] == 0) continue;
+      slot[v] = static_cast<int>(present.size());
+      present.push_back(v);
+      first.push_back(first.back() + count[v]);
+    }
+    times.resize(h.symbols.size());
+    std::vector<int> next(first.begin(), first.end() - 1);
+    for (std::size_t t = 0; t < h.symbols.size(); ++t) times[next[slot[h.symbols[t]]]++] = static_cast<int>(t);
+    num_present_symbols = static_cast<int>(present.size());
+    present_symbols = to_device_view("hmm::present_symbols", present);
+    symbol_offsets = to_device_view("hmm::symbol_offsets", first);
+    symbol_times = to_device_view("hmm::symbol_times", times);
   }
 
   /// Lane l of a [param][lane] block, as a Row.
@@ -890,6 +1255,8 @@ struct Hmm {
     m.block_size = m.block_initial + K;
     if (m.dim_ == 0) throw ConfigError("config error: hmm with these settings has no parameters to sample");
     m.set_lane_segment(kLaneStoreBytes / (64 * (2 * K + 1)), h.sequence_offsets);
+    m.forward_mode = h.forward;
+    m.set_chunks(0, h);
     return m;
   }
 };

@@ -36,6 +36,10 @@ inline constexpr int kHmmMuLocDefault = 0;
 inline constexpr int kHmmMuScaleDefault = 10;
 
 /// \brief What a config and its data say about an HMM, read and checked, on the host.
+/// How the forward pass runs (/model/forward): one particle per thread in time order, or
+/// on a team of threads in parallel time (models/hmm.hpp), or chosen per run.
+enum class HmmForward { kSequential, kParallel, kAuto };
+
 struct HmmDescription {
   int num_states = 0;              ///< K
   int num_symbols = 0;             ///< V: symbols 0..V-1 (categorical; 0 for gaussian)
@@ -45,10 +49,11 @@ struct HmmDescription {
   double sigma_fixed = 0.0;        ///< gaussian with /model/sigma: its value
   double transition_concentration = 0.0, emission_concentration = 0.0, initial_concentration = 0.0;
   double sigma_scale = 0.0;
-  std::vector<double> mu_loc, mu_scale;  ///< gaussian: one per state
-  std::vector<int> sequence_offsets{0};  ///< sequence s is [offsets[s], offsets[s + 1])
-  std::vector<int> symbols;              ///< categorical: every observation, sequences one after another
-  std::vector<double> observations;      ///< gaussian: every observation, sequences one after another
+  std::vector<double> mu_loc, mu_scale;    ///< gaussian: one per state
+  std::vector<int> sequence_offsets{0};    ///< sequence s is [offsets[s], offsets[s + 1])
+  std::vector<int> symbols;                ///< categorical: every observation, sequences one after another
+  std::vector<double> observations;        ///< gaussian: every observation, sequences one after another
+  HmmForward forward = HmmForward::kAuto;  ///< /model/forward
 };
 
 inline keys::Keys hmm_config_keys() {
@@ -71,6 +76,14 @@ inline keys::Keys hmm_config_keys() {
           .positive()
           .default_doc("none (sigma is a parameter)")
           .doc("gaussian: the emission sd, fixed. Absent: `sigma` is sampled, with a half-normal prior"),
+      keys::string("/model/forward")
+          .one_of({"sequential", "parallel", "auto"})
+          .default_("auto")
+          .doc("how the forward pass of the gradient runs: `sequential`, one particle per thread in time order; "
+               "`parallel`, each particle on a team of threads as an associative scan over time (for a GPU with "
+               "fewer particles than threads; the same values to rounding, not bit for bit); `auto`, on a GPU "
+               "parallel where the particles per rank would keep at most half its threads busy and a sequence has "
+               "64 steps or more, else sequential (docs/models.md#hmm)"),
       keys::number("/model/priors/transition_concentration")
           .positive()
           .default_(1.0)
@@ -133,6 +146,9 @@ inline HmmDescription read_hmm(const nlohmann::json& model, const nlohmann::json
   h.initial_dirichlet =
       v.choice<Initial>("/model/initial", {{"uniform", Initial::kUniform}, {"dirichlet", Initial::kDirichlet}}) ==
       Initial::kDirichlet;
+  h.forward = v.choice<HmmForward>(
+      "/model/forward",
+      {{"sequential", HmmForward::kSequential}, {"parallel", HmmForward::kParallel}, {"auto", HmmForward::kAuto}});
   h.transition_concentration = v.number("/model/priors/transition_concentration");
   h.emission_concentration = v.number("/model/priors/emission_concentration");
   h.initial_concentration = v.number("/model/priors/initial_concentration");

@@ -77,8 +77,8 @@ TEST(LogisticRegression, GradientMatchesFiniteDifferences) {
   check_model({{"intercept", false}}, small_data(), false, 5.0, 2.5, 4.0);
 }
 
-TEST(LogisticRegression, LanesMatchTheScalarGradient) {
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, hmc::MemSpace>::accessible) GTEST_SKIP() << "device data";
+/// The lane gradient against the scalar one, lane by lane (host data).
+void expect_lanes_match_scalar() {
   for (const bool intercept : {true, false}) {
     const auto m = LogisticRegression::from_config({{"intercept", intercept}}, small_data());
     const int d = m.dim();
@@ -94,6 +94,13 @@ TEST(LogisticRegression, LanesMatchTheScalarGradient) {
       for (int j = 0; j < d; ++j) EXPECT_NEAR(g[j][l], gl[j], 1e-12 * std::max(1.0, std::abs(gl[j])));
     }
   }
+}
+
+TEST(LogisticRegression, LanesMatchTheScalarGradient) {
+  // A function, not the loop itself after the skip: on a GPU build the test ends at the skip,
+  // and nvcc would warn that the loop is not reachable.
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, hmc::MemSpace>::accessible) GTEST_SKIP() << "device data";
+  expect_lanes_match_scalar();
 }
 
 TEST(LogisticRegression, NamesAndDims) {

@@ -55,23 +55,25 @@ void emit_scalar(const char* name, const std::vector<double>& args, const G& g, 
   emit_scalar<1>(#NAME, {double(K), double(N), A}, dist::NAME##_lpmf_grad(K, N, double(A)), \
                  dist::NAME##_lpmf_grad<true>(K, N, double(A)))
 
+// Accessors over host arrays, callable from the device-capable hmc::dist templates (a CUDA
+// build's compiler would otherwise warn that they call host functions).
 struct Vec {
-  const std::vector<double>& v;
-  double operator()(int i) const { return v[i]; }
+  const double* v;
+  KOKKOS_INLINE_FUNCTION double operator()(int i) const { return v[i]; }
 };
 struct Out {
-  std::vector<double>& v;
-  double& operator()(int i) const { return v[i]; }
+  double* v;
+  KOKKOS_INLINE_FUNCTION double& operator()(int i) const { return v[i]; }
 };
 struct Mat {
-  const std::vector<double>& v;
+  const double* v;
   int k;
-  double operator()(int i, int j) const { return v[i * k + j]; }
+  KOKKOS_INLINE_FUNCTION double operator()(int i, int j) const { return v[i * k + j]; }
 };
 struct MatOut {
-  std::vector<double>& v;
+  double* v;
   int k;
-  double& operator()(int i, int j) const { return v[i * k + j]; }
+  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j) const { return v[i * k + j]; }
 };
 
 std::string matrix(const std::vector<double>& m, int k) {
@@ -85,16 +87,16 @@ std::string matrix(const std::vector<double>& m, int k) {
 void categorical(int k, const std::vector<double>& theta) {
   const int K = static_cast<int>(theta.size());
   std::vector<double> d(K, 0.0);
-  const double v = dist::categorical_lpmf_grad(k, Vec{theta}, K, Out{d});
-  const double vp = dist::categorical_lpmf<true>(k, Vec{theta}, K);
+  const double v = dist::categorical_lpmf_grad(k, Vec{theta.data()}, K, Out{d.data()});
+  const double vp = dist::categorical_lpmf<true>(k, Vec{theta.data()}, K);
   emit("categorical", "[" + num(k) + ", " + list(theta) + "]", v, vp, d);
 }
 
 void dirichlet(const std::vector<double>& theta, const std::vector<double>& alpha) {
   const int K = static_cast<int>(theta.size());
   std::vector<double> dt(K, 0.0), da(K, 0.0);
-  const double v = dist::dirichlet_lpdf_grad(Vec{theta}, Vec{alpha}, K, Out{dt}, Out{da});
-  const double vp = dist::dirichlet_lpdf<true>(Vec{theta}, Vec{alpha}, K);
+  const double v = dist::dirichlet_lpdf_grad(Vec{theta.data()}, Vec{alpha.data()}, K, Out{dt.data()}, Out{da.data()});
+  const double vp = dist::dirichlet_lpdf<true>(Vec{theta.data()}, Vec{alpha.data()}, K);
   dt.insert(dt.end(), da.begin(), da.end());
   emit("dirichlet", "[" + list(theta) + ", " + list(alpha) + "]", v, vp, dt);
 }
@@ -102,9 +104,9 @@ void dirichlet(const std::vector<double>& theta, const std::vector<double>& alph
 void multi_normal(const std::vector<double>& y, const std::vector<double>& mu, const std::vector<double>& L) {
   const int K = static_cast<int>(y.size());
   std::vector<double> dy(K, 0.0), dm(K, 0.0), dl(K * K, 0.0);
-  const double v =
-      dist::multi_normal_cholesky_lpdf_grad(Vec{y}, Vec{mu}, Mat{L, K}, K, Out{dy}, Out{dm}, MatOut{dl, K});
-  const double vp = dist::multi_normal_cholesky_lpdf<true>(Vec{y}, Vec{mu}, Mat{L, K}, K);
+  const double v = dist::multi_normal_cholesky_lpdf_grad(Vec{y.data()}, Vec{mu.data()}, Mat{L.data(), K}, K,
+                                                         Out{dy.data()}, Out{dm.data()}, MatOut{dl.data(), K});
+  const double vp = dist::multi_normal_cholesky_lpdf<true>(Vec{y.data()}, Vec{mu.data()}, Mat{L.data(), K}, K);
   std::vector<double> g = dy;
   g.insert(g.end(), dm.begin(), dm.end());
   for (int i = 0; i < K; ++i)

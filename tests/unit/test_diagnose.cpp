@@ -16,7 +16,9 @@
 #include <cstring>
 #include <limits>
 
-namespace {
+// A named namespace, not an anonymous one: the toy models' members that only the concept
+// checks look at would otherwise be "declared but never referenced" for nvcc (#177-D).
+namespace test_diagnose {
 
 using hmc::Row;
 
@@ -319,4 +321,4 @@ TEST(GradientCheck, ChunksDoNotChangeTheResult) {
   }
 }
 
-}  // namespace
+}  // namespace test_diagnose

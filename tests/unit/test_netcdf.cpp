@@ -110,7 +110,6 @@ class File {
     int g = -1;
     return nc_inq_grp_ncid(id_, name, &g) == NC_NOERR ? g : -1;
   }
-  int id() const { return id_; }
 
  private:
   int id_ = -1;

@@ -39,6 +39,17 @@ inline constexpr int kLanes = 8;
 #define HMC_PACK_VECTOR 0
 #endif
 
+// Pack's functions: host only, but host and device for nvcc, whose host code instantiates
+// device-capable templates (hmc/dist, the models' template gradients) with Packs (tests):
+// it would warn that they call host functions. No device code uses a Pack.
+#if defined(__CUDACC__)
+#define HMC_PACK_FUNCTION KOKKOS_INLINE_FUNCTION
+#define HMC_PACK_MATH(F) ::hmc::math::F
+#else
+#define HMC_PACK_FUNCTION inline
+#define HMC_PACK_MATH(F) std::F
+#endif
+
 struct Pack {
 #if HMC_PACK_VECTOR
   typedef double Vec __attribute__((vector_size(kLanes * sizeof(double))));
@@ -47,21 +58,21 @@ struct Pack {
   const double* lanes() const { return reinterpret_cast<const double*>(&v); }
 #else
   alignas(kLanes * sizeof(double)) double v[kLanes];
-  double* lanes() { return v; }
-  const double* lanes() const { return v; }
+  HMC_PACK_FUNCTION double* lanes() { return v; }
+  HMC_PACK_FUNCTION const double* lanes() const { return v; }
 #endif
 
   Pack() = default;
   // Implicit, so that model code mixes constants and Packs as it mixes them with doubles.
-  Pack(double x) {  // NOLINT(google-explicit-constructor)
+  HMC_PACK_FUNCTION Pack(double x) {  // NOLINT(google-explicit-constructor)
 #if HMC_PACK_VECTOR
     v = x - Vec{};  // every lane x
 #else
     HMC_LANES_LOOP v[l] = x;
 #endif
   }
-  double& operator[](int l) { return lanes()[l]; }
-  double operator[](int l) const { return lanes()[l]; }
+  HMC_PACK_FUNCTION double& operator[](int l) { return lanes()[l]; }
+  HMC_PACK_FUNCTION double operator[](int l) const { return lanes()[l]; }
 
 #if HMC_PACK_VECTOR
   Pack& operator+=(const Pack& b) {
@@ -77,15 +88,15 @@ struct Pack {
     return *this;
   }
 #else
-  Pack& operator+=(const Pack& b) {
+  HMC_PACK_FUNCTION Pack& operator+=(const Pack& b) {
     HMC_LANES_LOOP v[l] += b.v[l];
     return *this;
   }
-  Pack& operator-=(const Pack& b) {
+  HMC_PACK_FUNCTION Pack& operator-=(const Pack& b) {
     HMC_LANES_LOOP v[l] -= b.v[l];
     return *this;
   }
-  Pack& operator*=(const Pack& b) {
+  HMC_PACK_FUNCTION Pack& operator*=(const Pack& b) {
     HMC_LANES_LOOP v[l] *= b.v[l];
     return *this;
   }
@@ -110,21 +121,21 @@ struct Pack {
     return r;                                             \
   }
 #else
-#define HMC_PACK_BINARY(OP)                               \
-  inline Pack operator OP(const Pack& a, const Pack& b) { \
-    Pack r;                                               \
-    HMC_LANES_LOOP r.v[l] = a.v[l] OP b.v[l];             \
-    return r;                                             \
-  }                                                       \
-  inline Pack operator OP(double a, const Pack& b) {      \
-    Pack r;                                               \
-    HMC_LANES_LOOP r.v[l] = a OP b.v[l];                  \
-    return r;                                             \
-  }                                                       \
-  inline Pack operator OP(const Pack& a, double b) {      \
-    Pack r;                                               \
-    HMC_LANES_LOOP r.v[l] = a.v[l] OP b;                  \
-    return r;                                             \
+#define HMC_PACK_BINARY(OP)                                          \
+  HMC_PACK_FUNCTION Pack operator OP(const Pack& a, const Pack& b) { \
+    Pack r;                                                          \
+    HMC_LANES_LOOP r.v[l] = a.v[l] OP b.v[l];                        \
+    return r;                                                        \
+  }                                                                  \
+  HMC_PACK_FUNCTION Pack operator OP(double a, const Pack& b) {      \
+    Pack r;                                                          \
+    HMC_LANES_LOOP r.v[l] = a OP b.v[l];                             \
+    return r;                                                        \
+  }                                                                  \
+  HMC_PACK_FUNCTION Pack operator OP(const Pack& a, double b) {      \
+    Pack r;                                                          \
+    HMC_LANES_LOOP r.v[l] = a.v[l] OP b;                             \
+    return r;                                                        \
   }
 #endif
 HMC_PACK_BINARY(+)
@@ -133,7 +144,7 @@ HMC_PACK_BINARY(*)
 HMC_PACK_BINARY(/)
 #undef HMC_PACK_BINARY
 
-inline Pack operator-(const Pack& a) {
+HMC_PACK_FUNCTION Pack operator-(const Pack& a) {
 #if HMC_PACK_VECTOR
   Pack r;
   r.v = -a.v;
@@ -148,14 +159,14 @@ inline Pack operator-(const Pack& a) {
 /// A row of a [coordinate][lane] block: element j is the Pack of coordinate j.
 struct PackRow {
   Pack* data;
-  Pack& operator()(int j) const { return data[j]; }
+  HMC_PACK_FUNCTION Pack& operator()(int j) const { return data[j]; }
 };
 
 /// Lane l of a [coordinate][lane] block, as a vector of doubles (for per-lane code).
 struct LaneRow {
   Pack* data;
   int lane;
-  double& operator()(int j) const { return data[j][lane]; }
+  HMC_PACK_FUNCTION double& operator()(int j) const { return data[j][lane]; }
 };
 
 namespace math {
@@ -164,7 +175,7 @@ namespace math {
 // functions are called lane by lane; under `omp simd` with core/simd_math.hpp's
 // declarations the compiler calls their vector versions.
 #define HMC_PACK_UNARY(NAME, EXPR)                  \
-  inline Pack NAME(const Pack& a) {                 \
+  HMC_PACK_FUNCTION Pack NAME(const Pack& a) {      \
     alignas(64) double in[kLanes], out[kLanes];     \
     for (int l = 0; l < kLanes; ++l) in[l] = a[l];  \
     HMC_LANES_LOOP {                                \
@@ -175,12 +186,12 @@ namespace math {
     for (int l = 0; l < kLanes; ++l) r[l] = out[l]; \
     return r;                                       \
   }
-HMC_PACK_UNARY(exp, std::exp(x))
-HMC_PACK_UNARY(log, std::log(x))
-HMC_PACK_UNARY(log1p, std::log1p(x))
-HMC_PACK_UNARY(expm1, std::expm1(x))
-HMC_PACK_UNARY(sqrt, std::sqrt(x))
-HMC_PACK_UNARY(fabs, std::fabs(x))
+HMC_PACK_UNARY(exp, HMC_PACK_MATH(exp)(x))
+HMC_PACK_UNARY(log, HMC_PACK_MATH(log)(x))
+HMC_PACK_UNARY(log1p, HMC_PACK_MATH(log1p)(x))
+HMC_PACK_UNARY(expm1, HMC_PACK_MATH(expm1)(x))
+HMC_PACK_UNARY(sqrt, HMC_PACK_MATH(sqrt)(x))
+HMC_PACK_UNARY(fabs, HMC_PACK_MATH(fabs)(x))
 HMC_PACK_UNARY(sigmoid, math::sigmoid(x))
 HMC_PACK_UNARY(log_sigmoid, math::log_sigmoid(x))
 #undef HMC_PACK_UNARY

@@ -13,6 +13,9 @@ namespace hmc {
 
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
+/// A team of threads of the execution space (a model's team gradient, sampler/hmc_kernel.hpp).
+using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+using TeamMember = TeamPolicy::member_type;
 
 /// Ensemble state: [particle][dim], default layout of the device, so consecutive
 /// particles are adjacent on a GPU (coalesced) and a particle's row is contiguous on a CPU.

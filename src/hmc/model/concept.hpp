@@ -33,6 +33,13 @@
 ///       the gradient once for double and for hmc::Pack: the host's lane kernel (docs/adding-a-model.md);
 ///   int lane_scratch_size() const;  +  Pack log_density_gradient_lanes(const PackRow& q, const PackRow& grad,
 ///       Pack* scratch) const;  the lane kernel's form of the scratch gradient;
+///   int gradient_team_size() const;  +  template <class Member> double log_density_gradient(const Member& team,
+///       const Row& q, const Row& grad, const Row& scratch) const;  the scratch gradient of one particle
+///       computed by a team of threads (TeamMember; every thread calls it and gets the value), used by the
+///       kernels' team path where gradient_team_size() > 0 (the threads it can use; the HMM's forward pass
+///       in parallel time);
+///   void plan(long particles_per_rank, long concurrency);  settles choices that depend on the run's size
+///       (the HMM's /model/forward auto) before its memory is counted;
 ///   std::string note() const;              // a line for summary.json's warnings (e.g. label switching)
 ///   std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const;
 ///       names of the dimensions of vector and matrix parameters (draws.nc).
@@ -172,6 +179,22 @@ struct has_lane_scratch_gradient<
                    Pack> {};
 
 template <class M, class = void>
+struct has_team_gradient : std::false_type {};
+template <class M>
+struct has_team_gradient<
+    M, std::enable_if_t<std::is_same_v<decltype(std::declval<const M&>().log_density_gradient(
+                                           std::declval<const TeamMember&>(), std::declval<const Row&>(),
+                                           std::declval<const Row&>(), std::declval<const Row&>())),
+                                       double> &&
+                        std::is_convertible_v<decltype(std::declval<const M&>().gradient_team_size()), int>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_plan : std::false_type {};
+template <class M>
+struct has_plan<M, void_t<decltype(std::declval<M&>().plan(1L, 1L))>> : std::true_type {};
+
+template <class M, class = void>
 struct has_note : std::false_type {};
 template <class M>
 struct has_note<M, void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
@@ -192,6 +215,35 @@ constexpr bool has_lane_gradient() {
 template <class M>
 constexpr bool has_lane_scratch_gradient() {
   return detail::has_lane_scratch_gradient<M>::value;
+}
+
+/// \brief Does the model compute its gradient on a team of threads (the team form of
+/// log_density_gradient and gradient_team_size())?
+template <class M>
+constexpr bool has_team_gradient() {
+  return detail::has_team_gradient<M>::value;
+}
+
+/// \brief Threads of a team the model's gradient uses for this run (0: one particle per
+/// thread; always 0 for models without a team gradient).
+template <class M>
+int gradient_team_size(const M& m) {
+  if constexpr (detail::has_team_gradient<M>::value) {
+    return m.gradient_team_size();
+  } else {
+    (void)m;
+    return 0;
+  }
+}
+
+/// \brief Lets the model settle what depends on the run's size (optional member plan()).
+template <class M>
+void plan(M& m, long particles_per_rank, long concurrency) {
+  if constexpr (detail::has_plan<M>::value) {
+    m.plan(particles_per_rank, concurrency);
+  } else {
+    (void)m, (void)particles_per_rank, (void)concurrency;
+  }
 }
 
 /// \brief The model's note for summary.json's warnings, or "" for models without one.
@@ -254,6 +306,22 @@ KOKKOS_INLINE_FUNCTION double log_density_gradient(const M& m, const Row& q, con
   } else {
     (void)scratch;
     return m.log_density_gradient(q, grad);
+  }
+}
+
+/// \brief log p(q) and its gradient computed by a team of threads (every thread calls it
+/// and gets the value): the model's team gradient, or else its gradient on one thread of
+/// the team.
+template <class M>
+KOKKOS_INLINE_FUNCTION double log_density_gradient(const M& m, const TeamMember& team, const Row& q, const Row& grad,
+                                                   const Row& scratch) {
+  if constexpr (detail::has_team_gradient<M>::value) {
+    return m.log_density_gradient(team, q, grad, scratch);
+  } else {
+    double lp = 0.0;
+    Kokkos::single(
+        Kokkos::PerTeam(team), [&](double& value) { value = log_density_gradient(m, q, grad, scratch); }, lp);
+    return lp;
   }
 }
 

@@ -153,25 +153,75 @@ struct HmcKernel {
     const int dim = step.dim;
     const Row q = row(state.q, i), g = row(state.grad, i);
     const Row q0 = part(i, 0), g0 = part(i, 1), p = part(i, 2);
-    for (int j = 0; j < dim; ++j) {
-      q0(j) = q(j);
-      g0(j) = g(j);
-    }
-    step.draw_momentum(stream, p);
+    start(stream, q, g, q0, g0, p);
     const int steps = steps_for(stream);
     const double h0 = -state.lp(i) + step.metric.kinetic(p);
     const double lp1 = leapfrog(model, q, p, g, state.scratch(i), step.metric, dim, step.step_size, steps);
     const Verdict v = judge(stream, lp1, h0, step.metric.kinetic(p));
+    finish(i, v, lp1, q, g, q0, g0, p, steps);
+  }
+
+  /// The start of a transition: the position q and gradient g kept in q0 and g0, a momentum
+  /// drawn into p.
+  KOKKOS_INLINE_FUNCTION void start(const rng::ParticleStream& stream, const Row& q, const Row& g, const Row& q0,
+                                    const Row& g0, const Row& p) const {
+    for (int j = 0; j < step.dim; ++j) {
+      q0(j) = q(j);
+      g0(j) = g(j);
+    }
+    step.draw_momentum(stream, p);
+  }
+
+  /// The end of particle i's transition, whose trajectory ended at (q, g, p) with log
+  /// density lp1: the verdict v applied (q and g back to q0 and g0 where it rejects) and
+  /// recorded.
+  KOKKOS_INLINE_FUNCTION void finish(int i, const Verdict& v, double lp1, const Row& q, const Row& g, const Row& q0,
+                                     const Row& g0, const Row& p, int steps) const {
     record_chees(i, v.accept_prob, q, q0, p, steps);
     if (v.accepted) {
-      state.lp(i) = lp1;
+      step.state.lp(i) = lp1;
     } else {
-      for (int j = 0; j < dim; ++j) {
+      for (int j = 0; j < step.dim; ++j) {
         q(j) = q0(j);
         g(j) = g0(j);
       }
     }
     record(i, v, steps, q);
+  }
+
+  /// \brief The transition of particle team.league_rank() by a team of threads, for a
+  /// model whose gradient runs on a team (model::gradient_team_size()): operator()(i)'s
+  /// arithmetic, the vector updates and records by one thread of the team, the gradient
+  /// by all of them (the leapfrog steps of leapfrog_step, in its order).
+  KOKKOS_INLINE_FUNCTION void operator()(const TeamMember& team) const {
+    const int i = team.league_rank();
+    const rng::ParticleStream stream = step.stream(i);
+    const EnsembleState& state = step.state;
+    const Metric& metric = step.metric;
+    const int dim = step.dim;
+    const Row q = row(state.q, i), g = row(state.grad, i);
+    const Row q0 = part(i, 0), g0 = part(i, 1), p = part(i, 2);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { start(stream, q, g, q0, g0, p); });
+    team.team_barrier();
+    const int steps = steps_for(stream);
+    const double h0 = -state.lp(i) + metric.kinetic(p);
+    const double half = 0.5 * step.step_size;
+    double lp1 = 0.0;
+    for (int s = 0; s < steps; ++s) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int j = 0; j < dim; ++j) p(j) += half * g(j);
+        metric.drift(q, p, step.step_size);
+      });
+      team.team_barrier();
+      lp1 = model::log_density_gradient(model, team, q, g, state.scratch(i));
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int j = 0; j < dim; ++j) p(j) += half * g(j);
+      });
+      team.team_barrier();
+      if (!math::isfinite(lp1)) break;
+    }
+    const Verdict v = judge(stream, lp1, h0, metric.kinetic(p));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { finish(i, v, lp1, q, g, q0, g0, p, steps); });
   }
 
   /// \brief The records of particle i's transition; `q` is its position after the test

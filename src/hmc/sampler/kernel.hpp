@@ -14,7 +14,9 @@
 ///   Step step;                                             // set by the loop before each launch
 ///   KOKKOS_INLINE_FUNCTION void operator()(int i) const;   // one transition of local particle i
 ///
-/// and, optionally, transitions of particles in the host's vector lanes (a member
+/// and, optionally, the transition of one particle by a team of threads
+/// (`KOKKOS_INLINE_FUNCTION void operator()(const TeamMember&) const`, used where the
+/// model's gradient runs on a team), transitions of particles in the host's vector lanes (a member
 /// `void lanes(int task) const`, `static int lane_tasks(int n)` tasks for n particles,
 /// and `static bool lanes_for(int dim)`), and a path
 /// length that ChEES adapts (`static constexpr bool kAdaptsLength = true` and a
@@ -188,6 +190,12 @@ struct has_lanes<K,
     : std::true_type {};
 
 template <class, class = void>
+struct has_team : std::false_type {};
+template <class K>
+struct has_team<K, std::void_t<decltype(std::declval<const K&>()(std::declval<const TeamMember&>()))>>
+    : std::true_type {};
+
+template <class, class = void>
 struct adapts_length : std::false_type {};
 template <class K>
 struct adapts_length<K, std::enable_if_t<K::kAdaptsLength>> : std::true_type {};
@@ -197,6 +205,13 @@ struct adapts_length<K, std::enable_if_t<K::kAdaptsLength>> : std::true_type {};
 template <class K>
 constexpr bool has_lane_transition() {
   return detail::has_lanes<K>::value;
+}
+
+/// Whether kernel K has a transition of one particle by a team of threads (for models
+/// whose gradient runs on a team: model::gradient_team_size()).
+template <class K>
+constexpr bool has_team_transition() {
+  return detail::has_team<K>::value;
 }
 
 /// Whether ChEES adapts kernel K's path length (K::Settings::length, K::Settings::centre).

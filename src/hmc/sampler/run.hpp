@@ -120,11 +120,16 @@ class EnsembleSampler {
       Kokkos::deep_copy(centre, h);
     }
     int failed = 0;
-    Kokkos::parallel_reduce(
-        "hmc::init", Policy(0, n_),
-        InitParticles<Model>{model_, state_, dim_, s_.init_radius, centre, s_.init_strategy == InitStrategy::kPrior,
-                             s_.init_attempts, s_.seed, first_},
-        failed);
+    const InitParticles<Model> init{model_,           state_,  dim_,
+                                    s_.init_radius,   centre,  s_.init_strategy == InitStrategy::kPrior,
+                                    s_.init_attempts, s_.seed, first_};
+    if constexpr (model::has_team_gradient<Model>()) {
+      if (team_size_ > 0) {
+        Kokkos::parallel_reduce("hmc::init_teams", TeamPolicy(n_, team_size_), init, failed);
+        return failed;
+      }
+    }
+    Kokkos::parallel_reduce("hmc::init", Policy(0, n_), init, failed);
     return failed;
   }
 
@@ -323,6 +328,9 @@ class EnsembleSampler {
     filled_ = 0;
   }
 
+  /// \brief Threads per team of the team path, or 0: one particle per thread (or per lane).
+  int team_size() const { return team_size_; }
+
   /// Current ensemble state (for tests).
   const EnsembleState& state() const { return state_; }
 
@@ -369,9 +377,17 @@ class EnsembleSampler {
   }
 
  private:
-  /// The transitions of all local particles: the kernel's lane path where it has one
-  /// for this model and dimension (host), else one particle per thread.
+  /// The transitions of all local particles: a particle per team where the model's
+  /// gradient runs on a team, else the kernel's lane path where it has one for this model
+  /// and dimension (host), else one particle per thread.
   void launch() {
+    if constexpr (has_team_transition<Kernel>() && model::has_team_gradient<Model>()) {
+      if (team_size_ > 0) {
+        static const std::string label = std::string("hmc::transition_teams_") + Kernel::name;
+        Kokkos::parallel_for(label, TeamPolicy(n_, team_size_), kernel_);
+        return;
+      }
+    }
     if constexpr (has_lane_transition<Kernel>() && lanes_available<Model>()) {
       if (lanes_) {
         const Kernel& k = kernel_;
@@ -403,8 +419,12 @@ class EnsembleSampler {
     rec_.draws = DrawView(view_alloc(WithoutInitializing, "hmc::draws"), n_, capacity_, params);
     rec_.stats = DrawView(view_alloc(WithoutInitializing, "hmc::draw_stats"), n_, capacity_, stats);
     if constexpr (kRecordOnHost) {
-      block_.draws = rec_.draws;
-      block_.stats = rec_.stats;
+      // A generic lambda: its body is checked only where it is instantiated (a CUDA build's
+      // compiler otherwise warns that a device View does not assign to a host one).
+      [](auto& block, const auto& rec) {
+        block.draws = rec.draws;
+        block.stats = rec.stats;
+      }(block_, rec_);
     } else {
       block_.draws =
           DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_draws_host"), n_, capacity_, params);
@@ -442,11 +462,27 @@ class EnsembleSampler {
   ChEESAdapter chees_adapter_;
   VectorView centre_;  ///< ensemble mean of q (ChEES)
   VectorView::HostMirror centre_h_ = Kokkos::create_mirror_view(centre_);
+  /// Threads per team of the team path (0: none): a particle per team, for a model whose
+  /// gradient runs on a team and a kernel that has the path.
+  int team_size_ = team_size_for_kernel();
   /// Transitions by the kernel's lane path (lanes.hpp) instead of one particle per thread.
-  bool lanes_ = lanes_for_kernel();
+  bool lanes_ = team_size_ == 0 && lanes_for_kernel();
   int iteration_ = 0;
   DrawBlock block_;
   int filled_ = 0;  ///< filled slots of the draw buffer
+
+  /// The model's team size, at most what the execution space allows for the transition
+  /// (0 where the kernel has no team path: NUTS runs the sequential gradient).
+  int team_size_for_kernel() const {
+    const int wanted = model::gradient_team_size(model_);
+    if constexpr (has_team_transition<Kernel>() && model::has_team_gradient<Model>()) {
+      if (wanted <= 0 || n_ == 0) return 0;
+      const int most = TeamPolicy(n_, 1).team_size_max(kernel_, Kokkos::ParallelForTag());
+      return std::max(1, std::min(wanted, most));
+    } else {
+      return 0;
+    }
+  }
 
   bool lanes_for_kernel() const {
     if constexpr (has_lane_transition<Kernel>()) {

@@ -55,15 +55,22 @@ Model prepare_model(const parallel::MpiContext& mpi, const RunSpec& spec, const 
                     Checks checks) {
   const int node_ranks = checks.memory ? ranks_on_node(mpi) : 1;
   std::optional<Model> model;
-  on_root(mpi, [&] {
+  // What depends on the run's size (the HMM's /model/forward auto) is settled from the
+  // largest share of the particles, the same on every rank.
+  const long per_rank = static_cast<long>((spec.run.sampler.particles + mpi.size() - 1) / mpi.size());
+  const auto build = [&] {
     model.emplace(Model::from_config(spec.run.model_section, spec.data));
+    model::plan(*model, per_rank, static_cast<long>(ExecSpace().concurrency()));
+  };
+  on_root(mpi, [&] {
+    build();
     const ModelShape shape = shape_of(*model, spec.data);
     check_against_model(spec.run, shape, model::can_sample_prior<Model>());
     if (checks.memory) check_memory(spec.run, shape, mpi.size(), node_ranks);
     if (checks.disk) check_disk(spec.run, store_layout(*model, spec.run), shape, formats);
   });
   // The same config and data: what rank 0 accepted builds here too.
-  if (!mpi.root()) model.emplace(Model::from_config(spec.run.model_section, spec.data));
+  if (!mpi.root()) build();
   return std::move(*model);
 }
 

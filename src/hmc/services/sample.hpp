@@ -27,6 +27,8 @@
 #include "hmc/services/run_spec.hpp"
 #include "hmc/services/session.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <optional>
 #include <vector>
 
@@ -48,6 +50,17 @@ int sample_with(const parallel::MpiContext& mpi, const RunSpec& spec, const io::
       sampler::EnsembleSampler<Model, Kernel> ensemble(model, session->settings(), dec.begin(), dec.count(),
                                                        mpi.allreduce());
       session->set_note(model::note(model));
+      if (mpi.root()) {
+        // The model's gradient on a team of threads per particle (the HMM's /model/forward).
+        const int wanted = model::gradient_team_size(model);
+        if (ensemble.team_size() > 0) {
+          spdlog::info("gradient on a team of {} thread(s) per particle ({} chunks of the forward pass in parallel)",
+                       ensemble.team_size(), wanted);
+        } else if (wanted > 0) {
+          spdlog::warn("/sampler/algorithm {} has no team path: the gradient runs one particle per thread",
+                       Kernel::name);
+        }
+      }
 
       if (auto resumed = session->open(ensemble.row_width())) {
         ensemble.restore(resumed->rows, resumed->loop);

@@ -1,0 +1,133 @@
+// The device-only rules of the model kernels, checked by nvcc (tests/compile/nvcc/check.sh):
+// __global__ kernels that call, for every shipped model, what the sampler calls on a GPU
+// (log density, gradient, constrain, prior draw, the leapfrog, the HMM's team gradient)
+// and a representative set of hmc::dist functions on double and Dual. Compiled against
+// kokkos_standin/ (not Kokkos) with `nvcc -c`, never linked or run: a host-only function
+// reached from device code (std::vector, a member function without KOKKOS_INLINE_FUNCTION,
+// ...) is an error. With HMC_NVCC_PROVOKE defined, host_call_model.hpp adds such a call
+// (the test that shows the check can fail).
+#include "coin_toss.hpp"
+#include "eight_schools.hpp"
+#include "harmonic_oscillator.hpp"
+#include "hmc/core/philox.hpp"
+#include "hmc/core/types.hpp"
+#include "hmc/dist/dist.hpp"
+#include "hmc/model/concept.hpp"
+#include "hmc/model/dual.hpp"
+#include "hmc/sampler/leapfrog.hpp"
+#include "hmc/sampler/metric.hpp"
+#include "hmm.hpp"
+#include "linear_acceleration.hpp"
+#include "logistic_regression.hpp"
+#if defined(HMC_NVCC_PROVOKE)
+#include "host_call_model.hpp"
+#endif
+
+#include <cstdint>
+
+namespace nvcc_check {
+
+using hmc::Dual;
+using hmc::Row;
+
+/// What the one-particle-per-thread kernels call on a model.
+template <class Model>
+__global__ void model_members(Model model, Row q, Row grad, Row scratch, Row out, double* lp) {
+  lp[0] = model.log_density(q);
+  lp[1] = hmc::model::log_density_gradient(model, q, grad, scratch);
+  lp[2] = hmc::model::finite_difference_density(model, q, scratch);
+  model.constrain(q, out);
+  hmc::model::sample_prior(model, hmc::rng::ParticleStream(7, threadIdx.x), 0u, q);
+}
+
+/// The leapfrog, with the sampler's metric and with the diagonal shortcut, and what the
+/// transition kernels call on the metric.
+template <class Model>
+__global__ void leapfrog_members(Model model, Row q, Row p, Row grad, Row scratch, hmc::sampler::Metric metric,
+                                 hmc::VectorView inv_mass, int dim, double eps, int steps, double* out) {
+  metric.momentum_from_normals(p, 1.0);
+  out[0] = hmc::sampler::leapfrog(model, q, p, grad, scratch, metric, dim, eps, steps);
+  out[1] = hmc::sampler::leapfrog(model, q, p, grad, inv_mass, dim, eps, steps);
+  out[2] = metric.kinetic(p) + metric.velocity(p, 0);
+}
+
+/// The gradient on a team: the HMM's team gradient, the single-thread fallback elsewhere.
+template <class Model>
+__global__ void team_members(Model model, Row q, Row grad, Row scratch, double* lp) {
+  const hmc::TeamMember team{};
+  lp[team.league_rank()] = hmc::model::log_density_gradient(model, team, q, grad, scratch);
+}
+
+#define HMC_NVCC_MODEL_KERNELS(MODEL)                                                                                \
+  template __global__ void model_members<MODEL>(MODEL, Row, Row, Row, Row, double*);                                 \
+  template __global__ void leapfrog_members<MODEL>(MODEL, Row, Row, Row, Row, hmc::sampler::Metric, hmc::VectorView, \
+                                                   int, double, int, double*);                                       \
+  template __global__ void team_members<MODEL>(MODEL, Row, Row, Row, double*);
+
+HMC_NVCC_MODEL_KERNELS(hmc::models::CoinToss)
+HMC_NVCC_MODEL_KERNELS(hmc::models::EightSchools)
+HMC_NVCC_MODEL_KERNELS(hmc::models::HarmonicOscillator)
+HMC_NVCC_MODEL_KERNELS(hmc::models::Hmm)
+HMC_NVCC_MODEL_KERNELS(hmc::models::LinearAcceleration)
+HMC_NVCC_MODEL_KERNELS(hmc::models::LogisticRegression)
+#if defined(HMC_NVCC_PROVOKE)
+HMC_NVCC_MODEL_KERNELS(nvcc_check::HostCallModel)
+#endif
+
+/// A vector of Duals indexed as a Row is (the multivariate densities on Duals).
+struct DualVector {
+  Dual* data;
+  KOKKOS_INLINE_FUNCTION Dual& operator()(int i) const { return data[i]; }
+};
+/// A row-major K x K matrix of doubles (a Cholesky factor).
+struct Matrix {
+  double* data;
+  int K;
+  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j) const { return data[i * K + j]; }
+};
+
+/// hmc::dist on double, Dual and data Views: every family, each form.
+__global__ void dist_functions(Row x, hmc::VectorView ys, hmc::VectorView ns, Matrix chol, Matrix d_chol, DualVector dx,
+                               double* out) {
+  namespace dist = hmc::dist;
+  const double y = x(0), mu = x(1), sigma = x(2);
+  const Dual m(mu, 1.0), s(sigma, 0.0);
+  double lp = 0.0;
+  // Continuous.
+  lp += dist::normal_lpdf(y, mu, sigma) + dist::normal_lpdf<true>(y, m, s).value;
+  lp += dist::normal_lpdf_grad(y, mu, sigma).d[2] + dist::normal_lpdf_sum(ys, m, sigma).tangent;
+  lp += dist::normal_lpdf_sum_grad(ys, mu, sigma).d[1];
+  lp += dist::lognormal_lpdf(y, mu, sigma) + dist::lognormal_lpdf_grad(y, m, s).d[0].value;
+  lp += dist::student_t_lpdf(y, 3.0, mu, sigma) + dist::student_t_lpdf_grad(y, m, mu, s).d[1].tangent;
+  lp += dist::student_t_lpdf_sum(ys, 3.0, m, sigma).value + dist::student_t_lpdf_sum_grad(ys, 3.0, mu, sigma).d[0];
+  lp += dist::cauchy_lpdf(y, mu, sigma) + dist::cauchy_lpdf_grad(y, m, s).value.value;
+  lp += dist::half_cauchy_lpdf(y, sigma) + dist::half_cauchy_lpdf_sum_grad(ys, s).d[0].value;
+  lp += dist::half_normal_lpdf(y, s).value + dist::half_normal_lpdf_grad(y, sigma).d[1];
+  lp += dist::exponential_lpdf(y, m).value + dist::exponential_lpdf_sum(ys, sigma);
+  lp += dist::gamma_lpdf(y, mu, sigma) + dist::gamma_lpdf_grad(y, m, s).d[1].value;
+  lp += dist::inv_gamma_lpdf(y, m, sigma).value + dist::inv_gamma_lpdf_sum_grad(ys, mu, sigma).d[1];
+  lp += dist::beta_lpdf(y, mu, sigma) + dist::beta_lpdf_grad(y, m, s).d[2].value;
+  lp += dist::uniform_lpdf(y, mu, sigma) + dist::uniform_lpdf_grad(y, m, s).d[0].value;
+  // Discrete.
+  const int k = static_cast<int>(ns(0));
+  lp += dist::bernoulli_lpmf(k, mu) + dist::bernoulli_lpmf_grad(k, m).d[0].value;
+  lp += dist::bernoulli_logit_lpmf(k, m).value + dist::bernoulli_logit_lpmf_sum(ns, mu);
+  lp += dist::binomial_lpmf(k, 10, mu) + dist::binomial_lpmf_sum(ns, 10, m).value;
+  lp += dist::binomial_lpmf_sum_grad(ns, ns, mu).d[0];
+  lp += dist::binomial_logit_lpmf<true>(k, 10, m).value + dist::binomial_logit_lpmf_grad(k, 10, mu).d[0];
+  lp += dist::poisson_lpmf(k, sigma) + dist::poisson_lpmf_sum_grad(ns, s).d[0].value;
+  lp += dist::poisson_log_lpmf(k, m).value + dist::poisson_log_lpmf_sum<true>(ns, mu);
+  // Multivariate.
+  lp += dist::categorical_lpmf(1, x, 3) + dist::categorical_lpmf_grad(1, dx, 3, dx).value;
+  lp += dist::categorical_lpmf_grad(1, x, 3, dist::Ignore{});
+  lp += dist::dirichlet_lpdf(x, x, 3) + dist::dirichlet_lpdf_grad(dx, x, 3, dx, dist::Ignore{}).tangent;
+  lp += dist::multi_normal_cholesky_lpdf(x, ys, chol, 3);
+  lp += dist::multi_normal_cholesky_lpdf_grad(x, ys, chol, 3, x, dist::Ignore{}, d_chol);
+  lp += dist::multi_normal_cholesky_lpdf<false, 4>(dx, x, chol, 3).value;
+  // Special functions.
+  lp += dist::lgamma(y) + dist::digamma(y) + dist::trigamma(y) + dist::log1p_exp(y) + dist::lchoose(10, k);
+  lp += dist::lgamma(m).tangent + dist::digamma(m).value + dist::log1p_exp(m).value + dist::quiet_nan();
+  out[0] = lp;
+}
+
+}  // namespace nvcc_check
