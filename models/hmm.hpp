@@ -702,7 +702,7 @@ struct Hmm {
   //   6. the partial sums are added up in chunk order (categorical emissions: per symbol,
   //      over its steps in time order).
   // Chunks, not threads, fix the arithmetic: the result is the same for any team size, and
-  // equals the sequential pass's to rounding (tests/unit/test_hmm.cpp, 1e-12 relative).
+  // equals the sequential pass's to rounding (tests/unit/test_hmm_parallel.cpp, 1e-12 relative).
   // The work is about twice the sequential pass's (G_c costs K³ per step, not K²); the
   // latency on a team of C = T / chunk_steps threads about 4 √T steps instead of 2 T.
 
@@ -736,9 +736,13 @@ struct Hmm {
     }
   };
 
-  /// Step 1: G_c of chunk c into `g` (K x K, row-major).
+  /// Step 1: G_c of chunk c into `g` (K x K, row-major). Not formed for the only chunk of
+  /// a sequence, which neither scan reads (the forward scan reads every chunk but a
+  /// sequence's last, the backward scan every chunk but its first).
   template <int KC, class Emission>
   KOKKOS_INLINE_FUNCTION void chunk_product(int c, const double* A, const Emission& emission, const Row& g) const {
+    const int s = chunk_sequence(c);
+    if (sequence_chunks(s + 1) - sequence_chunks(s) == 1) return;
     const int K = states<KC>();
     double G[kMaxStates * kMaxStates], H[kMaxStates * kMaxStates], b[kMaxStates];
     const int t0 = chunk_start(c), t1 = chunk_start(c + 1);

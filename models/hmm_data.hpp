@@ -35,11 +35,11 @@ inline constexpr int kHmmMuLocDefault = 0;
 /// Default of every state's sd in the prior of the gaussian means (/model/priors/mu_scale).
 inline constexpr int kHmmMuScaleDefault = 10;
 
-/// \brief What a config and its data say about an HMM, read and checked, on the host.
-/// How the forward pass runs (/model/forward): one particle per thread in time order, or
-/// on a team of threads in parallel time (models/hmm.hpp), or chosen per run.
+/// \brief How the forward pass runs (/model/forward): one particle per thread in time
+/// order, or on a team of threads in parallel time (models/hmm.hpp), or chosen per run.
 enum class HmmForward { kSequential, kParallel, kAuto };
 
+/// \brief What a config and its data say about an HMM, read and checked, on the host.
 struct HmmDescription {
   int num_states = 0;              ///< K
   int num_symbols = 0;             ///< V: symbols 0..V-1 (categorical; 0 for gaussian)
