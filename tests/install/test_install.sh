@@ -79,17 +79,36 @@ HPP
   sed -e 's/static NoKeys from_config/static hmc::keys::Keys config_keys() { return {}; }\n  static NoKeys from_config/' \
     -e 's/"no_keys", "lacks config_keys"/"coin_toss", "takes a shipped name"/' -e 's/#include <string>/#include "hmc\/keys\/key.hpp"\n#include <string>/' \
     "$work/bad/no_keys.hpp" >"$work/bad/clash.hpp"
-  if build_model "$work/bad" hmc-clash clash.hpp; then
-    out=$("$work/bad/hmc-clash" --list-models 2>&1)
-    rc=$?
-    if ((rc != 0)) && [[ "$out" == *'two models are named "coin_toss"'* ]]; then
-      ok "a clash with a shipped name: exit $rc, '$(tail -1 <<<"$out")'"
-    else
-      fail "name clash: exit $rc, output: $out"
-    fi
+  build_model "$work/bad" hmc-clash clash.hpp
+  rc=$?
+  if ((rc == 2)) && grep -q 'hmc-clash does not start: .*two models are named "coin_toss"' "$work/bad/hmc-clash.log" &&
+    [[ ! -e "$work/bad/hmc-clash" ]]; then
+    ok "a clash with a shipped name: exit 2, '$(tail -1 "$work/bad/hmc-clash.log")'"
   else
-    fail "clash.hpp does not build: $(grep 'error:' "$work/bad/hmc-clash.log" | head -3)"
+    fail "name clash: exit $rc, output: $(tail -3 "$work/bad/hmc-clash.log")"
   fi
+  # A header without its HMC_REGISTER_MODEL line: refused, nothing written.
+  grep -v HMC_REGISTER_MODEL "$work/bad/clash.hpp" >"$work/bad/unregistered.hpp"
+  build_model "$work/bad" hmc-unregistered unregistered.hpp
+  rc=$?
+  if ((rc == 2)) && grep -q '^hmc-build-model: no model registered by unregistered.hpp' "$work/bad/hmc-unregistered.log" &&
+    [[ ! -e "$work/bad/hmc-unregistered" ]]; then
+    ok "a header without HMC_REGISTER_MODEL: exit 2, '$(tail -1 "$work/bad/hmc-unregistered.log")'"
+  else
+    fail "unregistered header: exit $rc, output: $(tail -3 "$work/bad/hmc-unregistered.log")"
+  fi
+  # -o naming a directory, or a place that cannot be written: one line, exit 2, nothing left.
+  mkdir -p "$work/bad/outdir"
+  for target in "$work/bad/outdir" /proc/hmc-x; do
+    out=$("$HMC_PREFIX/bin/hmc-build-model" "$work/bad/clash.hpp" -o "$target" 2>&1)
+    rc=$?
+    if ((rc == 2)) && [[ $(grep -c . <<<"$out") -eq 1 && "$out" == "hmc-build-model: "* ]] &&
+      [[ -z $(ls -A "$work/bad/outdir") ]]; then
+      ok "-o $target: exit 2, '$out'"
+    else
+      fail "-o $target: exit $rc, output: $out; left: $(ls -A "$work/bad/outdir")"
+    fi
+  done
   ;;
 example)
   src=${2:?example DIR}

@@ -15,6 +15,7 @@
 #include "hmc/services/resume.hpp"
 #include "hmc/services/signals.hpp"
 #include "hmc/services/summary.hpp"
+#include "hmc/services/threads.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -204,6 +205,16 @@ int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
     if (mpi.root()) std::cerr << "hmc: config error: " << args.error << "\n";
     return hmc::kExitConfigError;
   }
+  // Threads per rank (docs/cli.md#threads-per-rank): the user's number, else this rank's
+  // share of the cores it may use; logged, and recorded in run.json.
+  std::string threads_source;
+  const int user_threads = services::user_host_threads(args.kokkos, threads_source);
+  services::HostThreads threads =
+      services::choose_host_threads(services::this_cpu(), mpi.node_size(), user_threads, threads_source);
+  if (!hmc::kHostOpenMP) threads.threads = 1, threads.source = "this build (no OpenMP backend)";
+  services::set_host_threads(threads);
+  std::string threads_option = std::string(hmc::kKokkosThreadsOption) + "=" + std::to_string(threads.threads);
+  if (threads.chosen()) args.kokkos.push_back(threads_option.data());
   int kokkos_argc = static_cast<int>(args.kokkos.size());
   args.kokkos.push_back(nullptr);
   Kokkos::ScopeGuard kokkos(kokkos_argc, args.kokkos.data());
@@ -214,5 +225,10 @@ int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
     // Often raised on one rank only: the line reaches rank 0's log (MpiContext::fail),
     // and every rank ends.
     mpi.fail("hmc: rank " + std::to_string(mpi.rank()) + ": internal error: " + e.what(), hmc::kExitFailure);
+  } catch (...) {
+    // Not a std::exception: thrown by a model's own code (models/, or one built outside the tree).
+    mpi.fail("hmc: rank " + std::to_string(mpi.rank()) +
+                 ": internal error: a value that is not a std::exception was thrown (by a model's code?)",
+             hmc::kExitFailure);
   }
 }

@@ -81,6 +81,21 @@ class ScopedRegion {
   ScopedRegion& operator=(const ScopedRegion&) = delete;
 };
 
+/// \brief The command-line option that sets the host threads of Kokkos' OpenMP backend
+/// (`--kokkos-threads` in 3.4; 3.7+ spell it `--kokkos-num-threads` and deprecate the old one).
+#if KOKKOS_VERSION >= 30700
+inline constexpr const char* kKokkosThreadsOption = "--kokkos-num-threads";
+#else
+inline constexpr const char* kKokkosThreadsOption = "--kokkos-threads";
+#endif
+
+/// \brief Whether the host execution space runs OpenMP threads (else one host thread).
+#if defined(KOKKOS_ENABLE_OPENMP)
+inline constexpr bool kHostOpenMP = true;
+#else
+inline constexpr bool kHostOpenMP = false;
+#endif
+
 /// \brief Names of the Kokkos execution spaces enabled in this build.
 std::string kokkos_backends();
 /// \brief "major.minor.patch" of the Kokkos this was compiled against.

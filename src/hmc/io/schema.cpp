@@ -158,8 +158,9 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .default_("output")
           .allowed("a directory path")
           .doc("output directory OUT, relative to the working directory (not to the config file). The run works in "
-               "`OUT.partial` next to it and renames that to OUT when every file is written. An existing non-empty "
-               "OUT, or a stopped run waiting in `OUT.partial`, is refused (exit code 2) unless `--overwrite` is given "
+               "`OUT.partial` next to it and renames that to OUT when every file is written; where OUT exists empty "
+               "(or is a mount point) it works in `OUT/.hmc.partial` and renames each file into OUT. An existing "
+               "non-empty OUT, or a stopped run waiting, is refused (exit code 2) unless `--overwrite` is given "
                "([output.md](output.md#staging-and-publishing))"));
   add(keys::strings("/output/formats")
           .one_of(format_names)

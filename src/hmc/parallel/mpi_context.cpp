@@ -24,6 +24,13 @@ MpiContext::MpiContext(int* argc, char*** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  // The ranks that share this rank's node (its shared-memory domain).
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    MPI_Comm_size(node, &node_size_);
+    MPI_Comm_free(&node);
+  }
 }
 
 MpiContext::~MpiContext() {

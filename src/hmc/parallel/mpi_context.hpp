@@ -27,6 +27,8 @@ class MpiContext {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool root() const { return rank_ == 0; }
+  /// The number of ranks on this rank's node (MPI_COMM_TYPE_SHARED), this one included.
+  int node_size() const { return node_size_; }
 
   /// \brief Rank 0's string on every rank.
   std::string broadcast(const std::string& s) const;
@@ -63,6 +65,7 @@ class MpiContext {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int node_size_ = 1;
   bool owns_init_ = false;
   // The job's fault handling; mutable as the job itself is shared as const.
   mutable std::unique_ptr<Watchdog> watchdog_;

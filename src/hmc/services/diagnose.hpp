@@ -69,7 +69,7 @@ int diagnose(const parallel::MpiContext& mpi, const RunSpec& spec, const Diagnos
   return guarded(mpi, [&] {
     int code = kExitOk;
     on_root(mpi, [&] {
-      const Model model = Model::from_config(spec.run.model_section, spec.data);
+      const Model model = build_model<Model>(spec);
       check_against_model(spec.run, shape_of(model, spec.data), model::can_sample_prior<Model>());
       const GradientReport report = gradient_report(model, spec.run.sampler, d.points, d.rel_step);
       std::cout << gradient_table(spec.run.model, spec.run.sampler, d, report) << std::flush;

@@ -40,6 +40,22 @@ ModelShape shape_of(const Model& model, const nlohmann::json& data) {
   return ModelShape{model.dim(), model.num_params(), model::scratch_size(model), io::data_bytes(data)};
 }
 
+/// \brief Model::from_config of `spec`'s model section and data. What the model throws
+/// that is not a std::exception (`throw 42;`) becomes a RunError naming the model, not
+/// an abort.
+template <class Model>
+Model build_model(const RunSpec& spec) {
+  try {
+    return Model::from_config(spec.run.model_section, spec.data);
+  } catch (const std::exception&) {
+    throw;
+  } catch (...) {
+    throw RunError("model " + spec.run.model +
+                   ": from_config threw a value that is not a std::exception (a model reports bad input by throwing "
+                   "hmc::ConfigError or hmc::DataError: docs/adding-a-model.md)");
+  }
+}
+
 /// \brief Which checks a command makes before it runs (services/preflight.hpp); the
 /// checks against the model's dimension and abilities are always made.
 struct Checks {
@@ -59,7 +75,7 @@ Model prepare_model(const parallel::MpiContext& mpi, const RunSpec& spec, const 
   // largest share of the particles, the same on every rank.
   const long per_rank = static_cast<long>((spec.run.sampler.particles + mpi.size() - 1) / mpi.size());
   const auto build = [&] {
-    model.emplace(Model::from_config(spec.run.model_section, spec.data));
+    model.emplace(build_model<Model>(spec));
     model::plan(*model, per_rank, static_cast<long>(ExecSpace().concurrency()));
   };
   on_root(mpi, [&] {

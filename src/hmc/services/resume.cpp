@@ -112,15 +112,16 @@ json checkpoint_header(const RunSpec& spec, const hmc::StoreLayout& layout, std:
 }
 
 std::vector<double> read_checkpoint(const RunSpec& spec, const hmc::StoreLayout& layout, int row_width,
-                                    io::TileStore& store, CheckpointState& state) {
+                                    std::unique_ptr<io::TileStore>& store, CheckpointState& state) {
   io::CheckpointData ckpt = io::read_checkpoint(spec.paths.checkpoint());
   const json& h = ckpt.header;
   const std::string where = "checkpoint " + spec.paths.checkpoint();
   if (h.value("format", 0) != kCheckpointFormat) throw RunError(where + " has an unknown format");
   const std::string algorithm = h.value("algorithm", std::string("?"));
   if (algorithm != mode_name(spec.run.sampler.algorithm)) {
-    throw RunError(where + " is of /sampler/algorithm " + algorithm + "; this run's is " +
-                   mode_name(spec.run.sampler.algorithm));
+    throw RunError(where + " was written by /sampler/algorithm " + algorithm + ", but " + spec.paths.run_config() +
+                   " now says " + mode_name(spec.run.sampler.algorithm) +
+                   "; a run resumes with the algorithm it started with");
   }
   if (h.value("fingerprint", std::string()) != io::config_fingerprint(spec.config, spec.data)) {
     throw RunError(where + " does not match this run: the config or the data changed since it was written");
@@ -137,9 +138,10 @@ std::vector<double> read_checkpoint(const RunSpec& spec, const hmc::StoreLayout&
   } catch (const json::exception& e) {
     throw RunError(where + " is not valid: " + e.what());
   }
-  store.truncate(hmc::Section::kPosterior, state.flushed_posterior);
-  store.truncate(hmc::Section::kWarmup, state.flushed_warmup);
-  store.verify();
+  store = std::make_unique<io::TileStore>(spec.paths.blocks(), layout);
+  store->truncate(hmc::Section::kPosterior, state.flushed_posterior);
+  store->truncate(hmc::Section::kWarmup, state.flushed_warmup);
+  store->verify();
   return std::move(ckpt.rows);
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,11 @@ nlohmann::json checkpoint_header(const RunSpec& spec, const hmc::StoreLayout& la
 
 /// \brief The checkpoint of the run `spec` resumes (rank 0): read and checked against this
 /// run (format, config and data fingerprint, particles, parameters, state size), and
-/// `store` cut back to the draws it had flushed, then verified. Returns the rows (all
-/// particles) and fills `state`. Throws RunError naming the file.
+/// the store opened into `store` once the header matches (so that a mismatch is named by
+/// the header, not by a tile), cut back to the draws it had flushed and verified. Returns
+/// the rows (all particles) and fills `state`. Throws RunError naming the file.
 std::vector<double> read_checkpoint(const RunSpec& spec, const hmc::StoreLayout& layout, int row_width,
-                                    io::TileStore& store, CheckpointState& state);
+                                    std::unique_ptr<io::TileStore>& store, CheckpointState& state);
 
 /// \brief CheckpointState as JSON and back, for the broadcast from rank 0.
 nlohmann::json state_json(const CheckpointState& state);

@@ -8,11 +8,8 @@ namespace hmc::services {
 using nlohmann::json;
 
 json spec_json(const RunSpec& spec) {
-  json j = {{"config", spec.config},
-            {"command_line", spec.command_line},
-            {"started_utc", spec.started_utc},
-            {"overwrite", spec.overwrite},
-            {"output_dir", spec.paths.final_dir}};
+  json j = {{"config", spec.config},       {"command_line", spec.command_line},  {"started_utc", spec.started_utc},
+            {"overwrite", spec.overwrite}, {"output_dir", spec.paths.final_dir}, {"staging_dir", spec.paths.staging}};
   // Strings that are not UTF-8 (paths are bytes) come out of JSON text replaced; the
   // exact config then travels along as hex of its CBOR.
   try {
@@ -49,7 +46,10 @@ RunSpec spec_from_json(const json& j, const std::string& where) {
     spec.started_utc = j.value("started_utc", std::string());
     spec.overwrite = j.value("overwrite", false);
     const std::string dir = j.value("output_dir", std::string());
-    if (!dir.empty()) spec.paths = output_paths(dir);
+    const std::string staging = j.value("staging_dir", std::string());
+    // The staging directory rank 0 chose (beside OUT or inside it), not one chosen anew here.
+    if (!dir.empty())
+      spec.paths = staging.empty() ? output_paths(dir) : OutputPaths{dir, staging, staging != dir + ".partial"};
     spec.run = io::run_config(spec.config);
   } catch (const json::exception& e) {
     throw RunError(where + " is not valid (corrupt staging directory): " + e.what());

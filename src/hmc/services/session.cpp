@@ -14,6 +14,7 @@
 #include "hmc/services/progress.hpp"
 #include "hmc/services/resume.hpp"
 #include "hmc/services/signals.hpp"
+#include "hmc/services/threads.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -117,6 +118,15 @@ json per_rank_json(const std::vector<double>& rows) {
   return out;
 }
 
+/// run.json's /kokkos/host_threads: rank 0's threads and where the number came from.
+json threads_json(const HostThreads& t) {
+  return {{"threads", t.threads},
+          {"source", t.source},
+          {"node_ranks", t.node_ranks},
+          {"affinity_cpus", t.cpu.affinity},
+          {"node_cores", t.cpu.node_cores()}};
+}
+
 json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const hmc::Adapted& adapted,
               const std::vector<double>& per_rank) {
   return {{"hmc", {{"version", hmc::version()}, {"git", hmc::git_hash()}}},
@@ -124,7 +134,8 @@ json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const hmc::A
            {{"version", hmc::kokkos_version()},
             {"backends", hmc::kokkos_backends()},
             {"execution_space", hmc::ExecSpace::name()},
-            {"concurrency", hmc::ExecSpace().concurrency()}}},
+            {"concurrency", hmc::ExecSpace().concurrency()},
+            {"host_threads", threads_json(host_threads())}}},
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
           {"per_rank", per_rank_json(per_rank)},
           {"seed", spec.run.sampler.seed},
@@ -220,14 +231,25 @@ std::optional<Resumed> Session::open(int row_width) {
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
-    store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
-    rows = read_checkpoint(spec_, layout_, row_width, *store_, state);
+    rows = read_checkpoint(spec_, layout_, row_width, store_, state);
   });
   // The first log line comes once the output directory (or the checkpoint) has been
   // accepted, so that a refused run prints only its one-line error.
   spdlog::info("hmc {}: model {}, {} particles on {} rank(s) x {} ({}), seed {}", hmc::version(), spec_.run.model,
                settings_.particles, mpi_.size(), hmc::ExecSpace::name(), hmc::ExecSpace().concurrency(),
                settings_.seed);
+  if (mpi_.root()) {
+    const HostThreads& threads = host_threads();
+    spdlog::info("{}", threads.describe());
+    if (threads.oversubscribed()) {
+      spdlog::warn(
+          "{} rank(s) x {} thread(s) exceed the {} core(s) of this node, so they wait on each other: {} "
+          "(docs/cli.md#threads-per-rank)",
+          threads.node_ranks, threads.threads, threads.cpu.node_cores(),
+          threads.chosen() ? "place at most one rank per core"
+                           : "lower " + threads.source + ", or unset it to let hmc choose");
+    }
+  }
   if (!spec_.resume) return std::nullopt;
   checkpointed_ = true;
   state = state_from_json(json::parse(mpi_.broadcast(mpi_.root() ? hmc::dump_text(state_json(state)) : std::string())));

@@ -74,6 +74,13 @@ int print_summary(const std::string& dir, const std::string& format) {
       status = {{"state", "finished"}, {"dir", finished.final_dir}};
     } else {
       OutputPaths p = finished;
+      if (!fs::exists(p.run_config()) && fs::exists(fs::path(finished.final_dir) / "summary.json") &&
+          !fs::exists(fs::path(finished.final_dir) / "draws.nc")) {
+        throw RunError("the run in " + finished.final_dir +
+                       " finished without draws.nc (its /output/formats has no \"netcdf\"), which hmc summary "
+                       "reads; its summary is " +
+                       finished.final_dir + "/summary.json");
+      }
       if (!fs::exists(p.run_config())) p = find_checkpointed(dir);
       const json rc = read_json(p.run_config());
       config = rc.at("config");
@@ -107,6 +114,12 @@ int print_summary(const std::string& dir, const std::string& format) {
   } catch (const RunError& e) {
     std::cerr << "hmc: " << e.what() << "\n";
     return exit_code(e);
+  } catch (const fs::filesystem_error& e) {  // e.g. DIR is a symlink loop
+    std::cerr << "hmc: cannot read " << dir << ": " << e.code().message() << "\n";
+    return kExitRunError;
+  } catch (const json::exception& e) {  // a recorded file without a key it must have
+    std::cerr << "hmc: the run in " << dir << " is not valid (" << e.what() << ")\n";
+    return kExitRunError;
   }
 }
 
