@@ -120,8 +120,8 @@ std::vector<double> read_checkpoint(const RunSpec& spec, const hmc::StoreLayout&
   const std::string algorithm = h.value("algorithm", std::string("?"));
   if (algorithm != mode_name(spec.run.sampler.algorithm)) {
     throw RunError(where + " was written by /sampler/algorithm " + algorithm + ", but " + spec.paths.run_config() +
-                   " now says " + mode_name(spec.run.sampler.algorithm) +
-                   "; a run resumes with the algorithm it started with");
+                   " says " + mode_name(spec.run.sampler.algorithm) +
+                   "; a run resumes only with the algorithm that wrote its checkpoint");
   }
   if (h.value("fingerprint", std::string()) != io::config_fingerprint(spec.config, spec.data)) {
     throw RunError(where + " does not match this run: the config or the data changed since it was written");
