@@ -624,6 +624,125 @@ PY
     && pass "a launcher that starts too few ranks: exit 4" || fail "too few ranks: exit $rc: $(tail -2 "$out-bad.log")"
 }
 
+# full_disk_check NAME RC ERRFILE OUT FILE_RE CHECKPOINTED: the contract of a write that
+# failed: exit 4, one line "hmc: ..." naming the file, no result set, no temporary or
+# half-written file; the checkpoint kept (CHECKPOINTED 1) and resumed to the reference
+# results, or OUT.partial removed (0).
+full_disk_check() {
+  local name=$1 rc=$2 err=$3 out=$4 file_re=$5 checkpointed=$6 line
+  line=$(head -c 600 "$err")
+  [[ $rc -eq 4 ]] || { fail "$name: exit $rc, expected 4: $line"; return; }
+  [[ $(grep -c . "$err") -eq 1 && $(grep -c '^hmc: cannot write ' "$err") -eq 1 ]] \
+    || { fail "$name: not one 'hmc: cannot write' line: $line"; return; }
+  grep -qE -- "$file_re" "$err" || { fail "$name: the line does not name $file_re: $line"; return; }
+  [[ -e $out ]] && { fail "$name: $out was published"; return; }
+  if [[ $checkpointed -eq 0 ]]; then
+    [[ -e $out.partial ]] && { fail "$name: $out.partial left without a checkpoint: $(ls -A "$out.partial" | tr '\n' ' ')"; return; }
+    pass "$name: exit 4, $(cut -c1-150 "$err"); nothing left"
+    return
+  fi
+  [[ -f $out.partial/checkpoint.bin ]] || { fail "$name: no checkpoint in $out.partial"; return; }
+  # the file that failed is gone (but for checkpoint.bin: that is the previous one, whole)
+  local named; named=$(grep -oE "$out\.partial/[^:]+" "$err" | head -1)
+  [[ -n $named && $named != */checkpoint.bin && -e $named ]] && { fail "$name: the half-written $named is left"; return; }
+  if find "$out.partial" -name '*.tmp' | grep -q .; then fail "$name: temporary files left: $(find "$out.partial" -name '*.tmp')"; return; fi
+  if "$HMC" resume "$out" >/dev/null 2>"$out.resume.err" && same_results "$work/ref" "$out"; then
+    pass "$name: exit 4, $(cut -c1-150 "$err"); resumed to identical results"
+  else
+    fail "$name: resume: $(tail -2 "$out.resume.err")"
+  fi
+}
+
+case_full_disk() {
+  # A disk that fills up, a quota, an I/O error while hmc writes: in every writer and in the
+  # checkpoint, exit 4 and one line naming the file, never a crash; the last checkpoint
+  # stays and `hmc resume` finishes to the results of an uninterrupted run. A preloaded
+  # shim makes writes under a directory fail after a byte budget (no root needed), at
+  # points taken from a traced run: where each file's writing starts, plus an offset.
+  local shim=${HMC_FULL_DISK_SHIM:-}
+  [[ -n $shim && -f $shim ]] || { fail "no full-disk shim: HMC_FULL_DISK_SHIM='$shim'"; return; }
+  local common=(--config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.particles=64 --set sampler.warmup=50
+    --set sampler.draws=100 --set sampler.thin=1 --set output.flush_every=40 --set output.checkpoint_every=0
+    --set output.formats=both --set log.level=error)
+  "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err" \
+    || { fail "reference run: $(tail -2 "$work/ref.err")"; return; }
+  local fd="$work/fd"
+  mkdir -p "$fd"
+  local spec name kind from off name_re checkpointed out rc
+  # name, errno, where the budget starts (a path's part[:N], the N-th file opened that has
+  # it in its path), the budget, the file the line must name, whether a checkpoint remains
+  for spec in \
+    "run_config ENOSPC .run-config.json.tmp 10 run-config\.json 0" \
+    "first_tile ENOSPC .tile.tmp:1 100 blocks/posterior-0+\.tile 0" \
+    "first_checkpoint ENOSPC .checkpoint.bin.tmp:1 100 checkpoint\.bin 0" \
+    "tile ENOSPC .tile.tmp:2 100 blocks/posterior-0+40\.tile 1" \
+    "checkpoint ENOSPC .checkpoint.bin.tmp:2 100 checkpoint\.bin 1" \
+    "draws_nc_create ENOSPC /draws.nc 0 draws\.nc 1" \
+    "draws_nc_metadata ENOSPC /draws.nc 3000 draws\.nc 1" \
+    "draws_nc ENOSPC /draws.nc 20000 draws\.nc 1" \
+    "draws_nc_end ENOSPC /draws.nc 80000 draws\.nc 1" \
+    "draws_csv ENOSPC .draws.csv.tmp 5000 draws\.csv 1" \
+    "particles_csv ENOSPC .particles.csv.tmp 100 particles\.csv 1" \
+    "run_json ENOSPC .run.json.tmp 100 run\.json 1" \
+    "summary_json ENOSPC .summary.json.tmp 100 summary\.json 1" \
+    "draws_nc_quota EDQUOT /draws.nc 20000 draws\.nc.*quota 1" \
+    "checkpoint_quota EDQUOT .checkpoint.bin.tmp:2 100 checkpoint\.bin.*quota 1" \
+    "draws_csv_quota EDQUOT .draws.csv.tmp 5000 draws\.csv.*quota 1" \
+    "draws_nc_io_error EIO /draws.nc 20000 draws\.nc.*Input/output.error 1" \
+    "draws_nc_create_io_error EIO /draws.nc 0 draws\.nc.*Input/output.error 1" \
+    "checkpoint_io_error EIO .checkpoint.bin.tmp:2 100 checkpoint\.bin.*Input/output.error 1" \
+    "draws_csv_io_error EIO .draws.csv.tmp 5000 draws\.csv.*Input/output.error 1" \
+    "summary_json_io_error EIO .summary.json.tmp 100 summary\.json.*Input/output.error 1"; do
+    read -r name kind from off name_re checkpointed <<<"$spec"
+    out="$fd/$name"
+    LD_PRELOAD="$shim" ASAN_OPTIONS=verify_asan_link_order=0 HMC_TEST_ENOSPC_DIR="$fd" HMC_TEST_ENOSPC_ERRNO="$kind" \
+      HMC_TEST_ENOSPC_FROM="$from" HMC_TEST_ENOSPC_AFTER="$off" \
+      "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
+    rc=$?
+    full_disk_check "$name ($kind $off bytes into $from)" "$rc" "$out.err" "$out" "$name_re" "$checkpointed"
+  done
+
+  # A real full file system: a small tmpfs, where one can be mounted (as root, or in a user
+  # namespace); of the sizes, some fill up in the store, some in the results.
+  local mnt="$work/tmpfs" userns=()
+  mkdir -p "$mnt"
+  if unshare -rm true 2>/dev/null; then
+    userns=(unshare -rm)
+  elif [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
+    userns=(unshare -m)
+  else
+    echo "skipped: a real full tmpfs (neither 'unshare -rm' nor root's 'unshare -m' works here)"
+    return
+  fi
+  export -f full_disk_check strip_volatile same_results pass fail
+  export HMC work
+  # shellcheck disable=SC2016
+  "${userns[@]}" bash -c '
+    mnt=$1; shift; failures=0; results=0
+    for size in 256k 512k 640k 1024k 1536k; do
+      mount -t tmpfs -o "size=$size" tmpfs "$mnt" || { echo "FAIL: mount tmpfs"; exit 1; }
+      out="$mnt/out"
+      # (the free space hmc checks before sampling taken as ample: the disk fills up later,
+      # as when another job writes to it)
+      HMC_TEST_FREE_BYTES=1000000000000 "$HMC" "$@" --set "output.dir=$out" >/dev/null 2>"$work/tmpfs.err"; rc=$?
+      if [[ $rc -eq 0 ]]; then
+        echo "ok: tmpfs of $size: the run fits"
+      else
+        grep -qE "(draws\.nc|draws\.csv|particles\.csv|run\.json|summary\.json):" "$work/tmpfs.err" && results=$((results + 1))
+        mount -o remount,size=16m "$mnt"  # space again, for the resume
+        full_disk_check "tmpfs of $size" "$rc" "$work/tmpfs.err" "$out" "$mnt/out\.partial/" \
+          "$([[ -e $out.partial ]] && echo 1 || echo 0)"
+      fi
+      # (a process substitution of same_results may still hold a file there for a moment)
+      for t in 1 2 3 4 5 6 7 8 9 10; do umount "$mnt" 2>/dev/null && break; sleep 0.5; done
+      mountpoint -q "$mnt" && { echo "FAIL: cannot unmount $mnt"; exit 1; }
+    done
+    [[ $results -gt 0 ]] && echo "ok: a tmpfs run failed in the results" || { echo "FAIL: no tmpfs size failed in the results"; failures=$((failures + 1)); }
+    exit "$failures"' _ "$mnt" "${common[@]}"
+  local inner=$?
+  failures=$((failures + inner))
+}
+
 "case_$1"
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]

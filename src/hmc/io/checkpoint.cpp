@@ -69,8 +69,8 @@ void write_checkpoint(const std::string& path, const CheckpointData& c) {
   while (done < bytes.size()) {
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string why = std::strerror(errno);
+    if (w <= 0) {  // a full disk, a quota, an I/O error; the previous checkpoint stays
+      const std::string why = std::strerror(w < 0 ? errno : EIO);
       ::close(fd);
       ::unlink(tmp.c_str());
       throw RunError("cannot write checkpoint " + path + ": " + why);

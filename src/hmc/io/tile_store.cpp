@@ -141,10 +141,14 @@ void TileStore::append(Section s, std::int64_t first, std::int64_t count, const 
   const std::string tmp = (fs::path(dir_) / ("." + fs::path(path).filename().string() + ".tmp")).string();
   {
     auto f = open_or_throw(tmp, "wb");
+    errno = 0;
     const bool ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1 && std::fwrite(values, sizeof(double), n, f.get()) == n;
-    if (!ok || std::fclose(f.release()) != 0) {
+    int error = ok ? 0 : (errno != 0 ? errno : EIO);
+    errno = 0;
+    if (std::fclose(f.release()) != 0 && error == 0) error = errno != 0 ? errno : EIO;
+    if (error != 0) {  // a full disk, a quota, an I/O error
       std::remove(tmp.c_str());
-      throw RunError("cannot write " + path + ": write failed (disk full?)");
+      throw RunError("cannot write " + path + ": " + std::strerror(error));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
