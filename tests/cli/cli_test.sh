@@ -370,6 +370,8 @@ case_kill() {
     if [[ $rc -eq 0 ]]; then pass "run finished before the signal at $delay s"; continue; fi
     [[ $rc -eq 75 ]] || { fail "SIGTERM after $delay s: exit $rc: $(tail -2 "$work/k$delay.err")"; continue; }
     awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "SIGTERM after $delay s: took $took s to stop"
+    # (a signal before the config was read ends hmc at once: nothing to resume)
+    grep -q 'while reading' "$work/k$delay.err" && { pass "SIGTERM after $delay s: stopped while reading the input"; continue; }
     "$HMC" resume "$work/k$delay" >/dev/null 2>&1 && same_results "$work/ref" "$work/k$delay" \
       && pass "SIGTERM after $delay s: stopped in $took s, resumed to identical results" \
       || fail "SIGTERM after $delay s: resume or comparison failed"
@@ -741,6 +743,103 @@ case_full_disk() {
     exit "$failures"' _ "$mnt" "${common[@]}"
   local inner=$?
   failures=$((failures + inner))
+}
+
+# blocked_refused NAME CODE REGEX -- COMMAND...: COMMAND ends at once (within 5 s: `timeout -k 2 10`
+# turns a hang into a failure) with exit CODE and one line "hmc: ..." matching REGEX.
+blocked_refused() {
+  local name=$1 want=$2 pattern=$3; shift 4
+  local t0=$EPOCHREALTIME err rc took
+  err=$(timeout -k 2 10 "$@" 2>&1 >/dev/null); rc=$?
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  [[ $rc -eq $want ]] || { fail "$name: exit $rc after $took s, expected $want: $(head -c 300 <<<"$err")"; return; }
+  awk -v t="$took" 'BEGIN { exit !(t < 5) }' || { fail "$name: took $took s"; return; }
+  [[ $(grep -c . <<<"$err") -eq 1 && $err == "hmc: "* ]] || { fail "$name: not one 'hmc: ' line: $err"; return; }
+  grep -qE -- "$pattern" <<<"$err" || { fail "$name: '$err' does not match '$pattern'"; return; }
+  pass "$name: exit $rc in $took s: $err"
+}
+
+# hung NAME SIGNAL CODE REGEX -- COMMAND...: COMMAND under the hung-read shim (its reads of
+# HMC_TEST_HUNG_READ never return) gets SIGNAL after 1 s and must end within 2 s more (then
+# SIGKILL: exit 137) with exit CODE and, unless REGEX is empty, one line matching REGEX.
+hung() {
+  local name=$1 sig=$2 want=$3 pattern=$4; shift 5
+  local t0=$EPOCHREALTIME err rc took
+  err=$(LD_PRELOAD="$HMC_HUNG_READ_SHIM" ASAN_OPTIONS=verify_asan_link_order=0 \
+    timeout --preserve-status -s "$sig" -k 2 1 "$@" 2>&1 >/dev/null); rc=$?
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  [[ $rc -eq $want ]] || { fail "$name: exit $rc after $took s, expected $want: $(head -c 300 <<<"$err")"; return; }
+  awk -v t="$took" 'BEGIN { exit !(t < 2.9) }' || { fail "$name: took $took s"; return; }
+  if [[ -n $pattern ]]; then
+    [[ $(grep -c . <<<"$err") -eq 1 && $err == "hmc: "* ]] || { fail "$name: not one 'hmc: ' line: $err"; return; }
+    grep -qE -- "$pattern" <<<"$err" || { fail "$name: '$err' does not match '$pattern'"; return; }
+  fi
+  pass "$name: $sig after 1 s, exit $rc at $took s${err:+: $err}"
+}
+
+case_inputs() {
+  # Inputs that could block a read for ever. A FIFO (named pipe) that nobody writes to, as
+  # the config, the data, run-config.json or checkpoint.bin for `hmc resume`, and draws.nc
+  # or run.json for `hmc summary`, is refused at once (only regular files are read). A read
+  # that hangs (a hung network file system; a preloaded shim here) ends within a second of
+  # SIGTERM or SIGINT: exit 75, one line, nothing written, a stopped run left as it was.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" fifo="$work/fifo"
+  local small=(--set sampler.particles=8 --set sampler.warmup=20 --set sampler.draws=20 --set log.level=error)
+  mkfifo "$fifo" || { fail "mkfifo"; return; }
+  cd "$work" || return
+  blocked_refused "FIFO as --config" 2 'config file .*fifo is not a regular file \(a FIFO\)' -- \
+    "$HMC" --config "$fifo"
+  blocked_refused "FIFO as /model/data" 3 'data file .*fifo \(/model/data\) is not a regular file \(a FIFO\)' -- \
+    "$HMC" --config "$cfg" --set "model.data=$fifo" --set output.dir="$work/nothing"
+  blocked_refused "FIFO as --config of hmc diagnose" 2 'config file .*fifo is not a regular file' -- \
+    "$HMC" diagnose --config "$fifo"
+  [[ -e $work/nothing || -e $work/nothing.partial ]] && fail "an output directory was created"
+  # a finished run, its draws.nc and run.json replaced by FIFOs
+  "$HMC" --config "$cfg" "${small[@]}" --set "output.dir=$work/done" >/dev/null 2>&1 || { fail "a finished run"; return; }
+  cp -r "$work/done" "$work/done2" && cp -r "$work/done" "$work/done3"
+  rm "$work/done/draws.nc" && mkfifo "$work/done/draws.nc"
+  blocked_refused "FIFO as draws.nc for hmc summary" 4 'cannot read .*done/draws\.nc: is not a regular file \(a FIFO\)' -- \
+    "$HMC" summary "$work/done"
+  rm "$work/done2/run.json" && mkfifo "$work/done2/run.json"
+  blocked_refused "FIFO as run.json for hmc summary" 4 'done2/run\.json is not a regular file \(a FIFO\)' -- \
+    "$HMC" summary "$work/done2"
+  # a stopped run (SIGTERM after iteration 10), its checkpoint, then its run-config.json a FIFO
+  HMC_TEST_SIGNAL=10 "$HMC" --config "$cfg" "${small[@]}" --set "output.dir=$work/stopped" >/dev/null 2>&1
+  [[ -f $work/stopped.partial/checkpoint.bin ]] || { fail "a stopped run"; return; }
+  cp -r "$work/stopped.partial" "$work/stopped.keep"
+  mv "$work/stopped.partial/checkpoint.bin" "$work/checkpoint.bin" && mkfifo "$work/stopped.partial/checkpoint.bin"
+  blocked_refused "FIFO as checkpoint.bin for hmc resume" 4 'checkpoint .*checkpoint\.bin: is not a regular file \(a FIFO\)' -- \
+    "$HMC" resume "$work/stopped"
+  rm "$work/stopped.partial/checkpoint.bin" && mv "$work/checkpoint.bin" "$work/stopped.partial/checkpoint.bin"
+  mv "$work/stopped.partial/run-config.json" "$work/run-config.json" && mkfifo "$work/stopped.partial/run-config.json"
+  blocked_refused "FIFO as run-config.json for hmc resume" 4 'run-config\.json is not a regular file \(a FIFO\)' -- \
+    "$HMC" resume "$work/stopped"
+  rm "$work/stopped.partial/run-config.json" && mv "$work/run-config.json" "$work/stopped.partial/run-config.json"
+
+  # Reads that hang: SIGTERM (SIGINT) ends hmc within a second.
+  local shim=${HMC_HUNG_READ_SHIM:-}
+  [[ -n $shim && -f $shim ]] || { fail "no hung-read shim: HMC_HUNG_READ_SHIM='$shim'"; return; }
+  local line='hmc: SIG(TERM|INT) while reading'
+  HMC_TEST_HUNG_READ=coin_toss.json hung "hung config, SIGTERM" TERM 75 "$line the config and the data" -- \
+    "$HMC" --config "$cfg" --set "output.dir=$work/hung"
+  HMC_TEST_HUNG_READ=data/coin_toss.json hung "hung data, SIGINT" INT 75 "$line the config and the data" -- \
+    "$HMC" --config "$cfg" --set "output.dir=$work/hung"
+  HMC_TEST_HUNG_READ=coin_toss.json hung "hung config, --validate" TERM 75 "$line the config" -- \
+    "$HMC" --config "$cfg" --validate
+  [[ -e $work/hung || -e $work/hung.partial ]] && fail "a run stopped while reading its input left $work/hung(.partial)"
+  HMC_TEST_HUNG_READ=run-config.json hung "hung run-config.json of hmc resume" TERM 75 "$line the run's config" -- \
+    "$HMC" resume "$work/stopped"
+  HMC_TEST_HUNG_READ=checkpoint.bin hung "hung checkpoint.bin of hmc resume" TERM 75 "$line the checkpoint" -- \
+    "$HMC" resume "$work/stopped"
+  # hmc summary reads only: the signal's default action ends it (143: killed by SIGTERM)
+  HMC_TEST_HUNG_READ=draws.nc hung "hung draws.nc of hmc summary" TERM 143 "" -- "$HMC" summary "$work/done3"
+  if diff -r "$work/stopped.partial" "$work/stopped.keep" >/dev/null; then
+    pass "the stopped run is unchanged"
+  else
+    fail "the stopped run changed: $(diff -r "$work/stopped.partial" "$work/stopped.keep" | head -3)"
+  fi
+  "$HMC" resume "$work/stopped" >/dev/null 2>&1 && [[ -s $work/stopped/draws.nc ]] \
+    && pass "the stopped run resumes" || fail "the stopped run does not resume"
 }
 
 "case_$1"

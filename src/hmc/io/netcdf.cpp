@@ -492,6 +492,13 @@ void write_inference_data(const std::string& path, const DrawSource& src, const 
 }
 
 NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
+  // A regular file only: HDF5 would wait for ever on a FIFO (docs/config.md#input-files).
+  try {
+    ::close(open_input_file(path));
+  } catch (const JsonInputError& e) {
+    const std::string why = e.what();
+    fail(why.rfind("cannot open: ", 0) == 0 ? why.substr(13) : why);
+  }
   int status = nc_open(path.c_str(), NC_NOWRITE, &ncid_);
   if (status != NC_NOERR) {
     ncid_ = -1;

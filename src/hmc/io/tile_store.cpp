@@ -73,6 +73,7 @@ void TileStore::index() {
     const std::string name = entry.path().filename().string();
     if (name.size() < 5 || name.compare(name.size() - 5, 5, ".tile") != 0 || name[0] == '.') continue;
     const std::string path = entry.path().string();
+    if (!entry.is_regular_file(ec)) throw RunError("store tile " + path + " is not a regular file");
     auto f = open_or_throw(path, "rb");
     const Header h = read_header(path, f.get());
     if (h.particles != layout_.particles || h.columns != layout_.num_columns() || h.section > 1 || h.count <= 0) {

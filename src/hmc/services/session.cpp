@@ -220,6 +220,9 @@ std::optional<Resumed> Session::open(int row_width) {
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
+    // A stop signal while the store and the checkpoint are read ends hmc at once: they stay
+    // as they are, to be resumed again.
+    const ReadingInput reading("the checkpoint");
     store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
     rows = read_checkpoint(spec_, layout_, row_width, *store_, state);
   });
