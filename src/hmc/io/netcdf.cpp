@@ -206,7 +206,8 @@ class Writer {
     report(0.0);
     for (const auto& p : plans) write_var(p);
     // Everything to disk first, so that a failure is one of nc_sync, which abandon()
-    // handles, and nc_close has only the superblock left to rewrite in place.
+    // handles, and nc_close has only the superblock left to rewrite in place (an I/O
+    // error there is the one failure that still crashes in netCDF: docs/output.md).
     check(nc_sync(ncid_));
     const int ncid = ncid_;
     ncid_ = -1;
