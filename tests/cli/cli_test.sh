@@ -371,6 +371,8 @@ case_kill() {
     if [[ $rc -eq 0 ]]; then pass "run finished before the signal at $delay s"; continue; fi
     [[ $rc -eq 75 ]] || { fail "SIGTERM after $delay s: exit $rc: $(tail -2 "$work/k$delay.err")"; continue; }
     awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "SIGTERM after $delay s: took $took s to stop"
+    # (a signal before the config was read ends hmc at once: nothing to resume)
+    grep -q 'while reading' "$work/k$delay.err" && { pass "SIGTERM after $delay s: stopped while reading the input"; continue; }
     "$HMC" resume "$work/k$delay" >/dev/null 2>&1 && same_results "$work/ref" "$work/k$delay" \
       && pass "SIGTERM after $delay s: stopped in $took s, resumed to identical results" \
       || fail "SIGTERM after $delay s: resume or comparison failed"
@@ -763,6 +765,220 @@ case_threads() {
   grep -q "$cores thread(s) per rank (set by OMP_NUM_THREADS)" "$work/user.err" &&
     grep -q "lower OMP_NUM_THREADS, or unset it" "$work/user.err" && pass "OMP_NUM_THREADS kept, warned" ||
     fail "OMP_NUM_THREADS: $(head -4 "$work/user.err")"
+# full_disk_check NAME RC ERRFILE OUT FILE_RE CHECKPOINTED: the contract of a write that
+# failed: exit 4, one line "hmc: ..." naming the file, no result set, no temporary or
+# half-written file; the checkpoint kept (CHECKPOINTED 1) and resumed to the reference
+# results, or OUT.partial removed (0).
+full_disk_check() {
+  local name=$1 rc=$2 err=$3 out=$4 file_re=$5 checkpointed=$6 line
+  line=$(head -c 600 "$err")
+  [[ $rc -eq 4 ]] || { fail "$name: exit $rc, expected 4: $line"; return; }
+  [[ $(grep -c . "$err") -eq 1 && $(grep -c '^hmc: cannot write ' "$err") -eq 1 ]] \
+    || { fail "$name: not one 'hmc: cannot write' line: $line"; return; }
+  grep -qE -- "$file_re" "$err" || { fail "$name: the line does not name $file_re: $line"; return; }
+  [[ -e $out ]] && { fail "$name: $out was published"; return; }
+  if [[ $checkpointed -eq 0 ]]; then
+    [[ -e $out.partial ]] && { fail "$name: $out.partial left without a checkpoint: $(ls -A "$out.partial" | tr '\n' ' ')"; return; }
+    pass "$name: exit 4, $(cut -c1-150 "$err"); nothing left"
+    return
+  fi
+  [[ -f $out.partial/checkpoint.bin ]] || { fail "$name: no checkpoint in $out.partial"; return; }
+  # the file that failed is gone (but for checkpoint.bin: that is the previous one, whole)
+  local named; named=$(grep -oE "$out\.partial/[^:]+" "$err" | head -1)
+  [[ -n $named && $named != */checkpoint.bin && -e $named ]] && { fail "$name: the half-written $named is left"; return; }
+  if find "$out.partial" -name '*.tmp' | grep -q .; then fail "$name: temporary files left: $(find "$out.partial" -name '*.tmp')"; return; fi
+  if "$HMC" resume "$out" >/dev/null 2>"$out.resume.err" && same_results "$work/ref" "$out"; then
+    pass "$name: exit 4, $(cut -c1-150 "$err"); resumed to identical results"
+  else
+    fail "$name: resume: $(tail -2 "$out.resume.err")"
+  fi
+}
+
+case_full_disk() {
+  # A disk that fills up, a quota, an I/O error while hmc writes: in every writer and in the
+  # checkpoint, exit 4 and one line naming the file, never a crash; the last checkpoint
+  # stays and `hmc resume` finishes to the results of an uninterrupted run. A preloaded
+  # shim makes writes under a directory fail after a byte budget (no root needed), at
+  # points taken from a traced run: where each file's writing starts, plus an offset.
+  local shim=${HMC_FULL_DISK_SHIM:-}
+  [[ -n $shim && -f $shim ]] || { fail "no full-disk shim: HMC_FULL_DISK_SHIM='$shim'"; return; }
+  local common=(--config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.particles=64 --set sampler.warmup=50
+    --set sampler.draws=100 --set sampler.thin=1 --set output.flush_every=40 --set output.checkpoint_every=0
+    --set output.formats=both --set log.level=error)
+  "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err" \
+    || { fail "reference run: $(tail -2 "$work/ref.err")"; return; }
+  local fd="$work/fd"
+  mkdir -p "$fd"
+  local spec name kind from off name_re checkpointed out rc
+  # name, errno, where the budget starts (a path's part[:N], the N-th file opened that has
+  # it in its path), the budget, the file the line must name, whether a checkpoint remains
+  for spec in \
+    "run_config ENOSPC .run-config.json.tmp 10 run-config\.json 0" \
+    "first_tile ENOSPC .tile.tmp:1 100 blocks/posterior-0+\.tile 0" \
+    "first_checkpoint ENOSPC .checkpoint.bin.tmp:1 100 checkpoint\.bin 0" \
+    "tile ENOSPC .tile.tmp:2 100 blocks/posterior-0+40\.tile 1" \
+    "checkpoint ENOSPC .checkpoint.bin.tmp:2 100 checkpoint\.bin 1" \
+    "draws_nc_create ENOSPC /draws.nc 0 draws\.nc 1" \
+    "draws_nc_metadata ENOSPC /draws.nc 3000 draws\.nc 1" \
+    "draws_nc ENOSPC /draws.nc 20000 draws\.nc 1" \
+    "draws_nc_end ENOSPC /draws.nc 80000 draws\.nc 1" \
+    "draws_csv ENOSPC .draws.csv.tmp 5000 draws\.csv 1" \
+    "particles_csv ENOSPC .particles.csv.tmp 100 particles\.csv 1" \
+    "run_json ENOSPC .run.json.tmp 100 run\.json 1" \
+    "summary_json ENOSPC .summary.json.tmp 100 summary\.json 1" \
+    "draws_nc_quota EDQUOT /draws.nc 20000 draws\.nc.*quota 1" \
+    "checkpoint_quota EDQUOT .checkpoint.bin.tmp:2 100 checkpoint\.bin.*quota 1" \
+    "draws_csv_quota EDQUOT .draws.csv.tmp 5000 draws\.csv.*quota 1" \
+    "draws_nc_io_error EIO /draws.nc 20000 draws\.nc.*Input/output.error 1" \
+    "draws_nc_create_io_error EIO /draws.nc 0 draws\.nc.*Input/output.error 1" \
+    "checkpoint_io_error EIO .checkpoint.bin.tmp:2 100 checkpoint\.bin.*Input/output.error 1" \
+    "draws_csv_io_error EIO .draws.csv.tmp 5000 draws\.csv.*Input/output.error 1" \
+    "summary_json_io_error EIO .summary.json.tmp 100 summary\.json.*Input/output.error 1"; do
+    read -r name kind from off name_re checkpointed <<<"$spec"
+    out="$fd/$name"
+    LD_PRELOAD="$shim" ASAN_OPTIONS=verify_asan_link_order=0 HMC_TEST_ENOSPC_DIR="$fd" HMC_TEST_ENOSPC_ERRNO="$kind" \
+      HMC_TEST_ENOSPC_FROM="$from" HMC_TEST_ENOSPC_AFTER="$off" \
+      "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
+    rc=$?
+    full_disk_check "$name ($kind $off bytes into $from)" "$rc" "$out.err" "$out" "$name_re" "$checkpointed"
+  done
+
+  # A real full file system: a small tmpfs, where one can be mounted (as root, or in a user
+  # namespace); of the sizes, some fill up in the store, some in the results.
+  local mnt="$work/tmpfs" userns=()
+  mkdir -p "$mnt"
+  if unshare -rm true 2>/dev/null; then
+    userns=(unshare -rm)
+  elif [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
+    userns=(unshare -m)
+  else
+    echo "skipped: a real full tmpfs (neither 'unshare -rm' nor root's 'unshare -m' works here)"
+    return
+  fi
+  export -f full_disk_check strip_volatile same_results pass fail
+  export HMC work
+  # shellcheck disable=SC2016
+  "${userns[@]}" bash -c '
+    mnt=$1; shift; failures=0; results=0
+    for size in 256k 512k 640k 1024k 1536k; do
+      mount -t tmpfs -o "size=$size" tmpfs "$mnt" || { echo "FAIL: mount tmpfs"; exit 1; }
+      out="$mnt/out"
+      # (the free space hmc checks before sampling taken as ample: the disk fills up later,
+      # as when another job writes to it)
+      HMC_TEST_FREE_BYTES=1000000000000 "$HMC" "$@" --set "output.dir=$out" >/dev/null 2>"$work/tmpfs.err"; rc=$?
+      if [[ $rc -eq 0 ]]; then
+        echo "ok: tmpfs of $size: the run fits"
+      else
+        grep -qE "(draws\.nc|draws\.csv|particles\.csv|run\.json|summary\.json):" "$work/tmpfs.err" && results=$((results + 1))
+        mount -o remount,size=16m "$mnt"  # space again, for the resume
+        full_disk_check "tmpfs of $size" "$rc" "$work/tmpfs.err" "$out" "$mnt/out\.partial/" \
+          "$([[ -e $out.partial ]] && echo 1 || echo 0)"
+      fi
+      # (a process substitution of same_results may still hold a file there for a moment)
+      for t in 1 2 3 4 5 6 7 8 9 10; do umount "$mnt" 2>/dev/null && break; sleep 0.5; done
+      mountpoint -q "$mnt" && { echo "FAIL: cannot unmount $mnt"; exit 1; }
+    done
+    [[ $results -gt 0 ]] && echo "ok: a tmpfs run failed in the results" || { echo "FAIL: no tmpfs size failed in the results"; failures=$((failures + 1)); }
+    exit "$failures"' _ "$mnt" "${common[@]}"
+  local inner=$?
+  failures=$((failures + inner))
+}
+
+# blocked_refused NAME CODE REGEX -- COMMAND...: COMMAND ends at once (within 5 s: `timeout -k 2 10`
+# turns a hang into a failure) with exit CODE and one line "hmc: ..." matching REGEX.
+blocked_refused() {
+  local name=$1 want=$2 pattern=$3; shift 4
+  local t0=$EPOCHREALTIME err rc took
+  err=$(timeout -k 2 10 "$@" 2>&1 >/dev/null); rc=$?
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  [[ $rc -eq $want ]] || { fail "$name: exit $rc after $took s, expected $want: $(head -c 300 <<<"$err")"; return; }
+  awk -v t="$took" 'BEGIN { exit !(t < 5) }' || { fail "$name: took $took s"; return; }
+  [[ $(grep -c . <<<"$err") -eq 1 && $err == "hmc: "* ]] || { fail "$name: not one 'hmc: ' line: $err"; return; }
+  grep -qE -- "$pattern" <<<"$err" || { fail "$name: '$err' does not match '$pattern'"; return; }
+  pass "$name: exit $rc in $took s: $err"
+}
+
+# hung NAME SIGNAL CODE REGEX -- COMMAND...: COMMAND under the hung-read shim (its reads of
+# HMC_TEST_HUNG_READ never return) gets SIGNAL after 1 s and must end within 2 s more (then
+# SIGKILL: exit 137) with exit CODE and, unless REGEX is empty, one line matching REGEX.
+hung() {
+  local name=$1 sig=$2 want=$3 pattern=$4; shift 5
+  local t0=$EPOCHREALTIME err rc took
+  err=$(LD_PRELOAD="$HMC_HUNG_READ_SHIM" ASAN_OPTIONS=verify_asan_link_order=0 \
+    timeout --preserve-status -s "$sig" -k 2 1 "$@" 2>&1 >/dev/null); rc=$?
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  [[ $rc -eq $want ]] || { fail "$name: exit $rc after $took s, expected $want: $(head -c 300 <<<"$err")"; return; }
+  awk -v t="$took" 'BEGIN { exit !(t < 2.9) }' || { fail "$name: took $took s"; return; }
+  if [[ -n $pattern ]]; then
+    [[ $(grep -c . <<<"$err") -eq 1 && $err == "hmc: "* ]] || { fail "$name: not one 'hmc: ' line: $err"; return; }
+    grep -qE -- "$pattern" <<<"$err" || { fail "$name: '$err' does not match '$pattern'"; return; }
+  fi
+  pass "$name: $sig after 1 s, exit $rc at $took s${err:+: $err}"
+}
+
+case_inputs() {
+  # Inputs that could block a read for ever. A FIFO (named pipe) that nobody writes to, as
+  # the config, the data, run-config.json or checkpoint.bin for `hmc resume`, and draws.nc
+  # or run.json for `hmc summary`, is refused at once (only regular files are read). A read
+  # that hangs (a hung network file system; a preloaded shim here) ends within a second of
+  # SIGTERM or SIGINT: exit 75, one line, nothing written, a stopped run left as it was.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" fifo="$work/fifo"
+  local small=(--set sampler.particles=8 --set sampler.warmup=20 --set sampler.draws=20 --set log.level=error)
+  mkfifo "$fifo" || { fail "mkfifo"; return; }
+  cd "$work" || return
+  blocked_refused "FIFO as --config" 2 'config file .*fifo is not a regular file \(a FIFO\)' -- \
+    "$HMC" --config "$fifo"
+  blocked_refused "FIFO as /model/data" 3 'data file .*fifo \(/model/data\) is not a regular file \(a FIFO\)' -- \
+    "$HMC" --config "$cfg" --set "model.data=$fifo" --set output.dir="$work/nothing"
+  blocked_refused "FIFO as --config of hmc diagnose" 2 'config file .*fifo is not a regular file' -- \
+    "$HMC" diagnose --config "$fifo"
+  [[ -e $work/nothing || -e $work/nothing.partial ]] && fail "an output directory was created"
+  # a finished run, its draws.nc and run.json replaced by FIFOs
+  "$HMC" --config "$cfg" "${small[@]}" --set "output.dir=$work/done" >/dev/null 2>&1 || { fail "a finished run"; return; }
+  cp -r "$work/done" "$work/done2" && cp -r "$work/done" "$work/done3"
+  rm "$work/done/draws.nc" && mkfifo "$work/done/draws.nc"
+  blocked_refused "FIFO as draws.nc for hmc summary" 4 'cannot read .*done/draws\.nc: is not a regular file \(a FIFO\)' -- \
+    "$HMC" summary "$work/done"
+  rm "$work/done2/run.json" && mkfifo "$work/done2/run.json"
+  blocked_refused "FIFO as run.json for hmc summary" 4 'done2/run\.json is not a regular file \(a FIFO\)' -- \
+    "$HMC" summary "$work/done2"
+  # a stopped run (SIGTERM after iteration 10), its checkpoint, then its run-config.json a FIFO
+  HMC_TEST_SIGNAL=10 "$HMC" --config "$cfg" "${small[@]}" --set "output.dir=$work/stopped" >/dev/null 2>&1
+  [[ -f $work/stopped.partial/checkpoint.bin ]] || { fail "a stopped run"; return; }
+  cp -r "$work/stopped.partial" "$work/stopped.keep"
+  mv "$work/stopped.partial/checkpoint.bin" "$work/checkpoint.bin" && mkfifo "$work/stopped.partial/checkpoint.bin"
+  blocked_refused "FIFO as checkpoint.bin for hmc resume" 4 'checkpoint .*checkpoint\.bin: is not a regular file \(a FIFO\)' -- \
+    "$HMC" resume "$work/stopped"
+  rm "$work/stopped.partial/checkpoint.bin" && mv "$work/checkpoint.bin" "$work/stopped.partial/checkpoint.bin"
+  mv "$work/stopped.partial/run-config.json" "$work/run-config.json" && mkfifo "$work/stopped.partial/run-config.json"
+  blocked_refused "FIFO as run-config.json for hmc resume" 4 'run-config\.json is not a regular file \(a FIFO\)' -- \
+    "$HMC" resume "$work/stopped"
+  rm "$work/stopped.partial/run-config.json" && mv "$work/run-config.json" "$work/stopped.partial/run-config.json"
+
+  # Reads that hang: SIGTERM (SIGINT) ends hmc within a second.
+  local shim=${HMC_HUNG_READ_SHIM:-}
+  [[ -n $shim && -f $shim ]] || { fail "no hung-read shim: HMC_HUNG_READ_SHIM='$shim'"; return; }
+  local line='hmc: SIG(TERM|INT) while reading'
+  HMC_TEST_HUNG_READ=coin_toss.json hung "hung config, SIGTERM" TERM 75 "$line the config and the data" -- \
+    "$HMC" --config "$cfg" --set "output.dir=$work/hung"
+  HMC_TEST_HUNG_READ=data/coin_toss.json hung "hung data, SIGINT" INT 75 "$line the config and the data" -- \
+    "$HMC" --config "$cfg" --set "output.dir=$work/hung"
+  HMC_TEST_HUNG_READ=coin_toss.json hung "hung config, --validate" TERM 75 "$line the config" -- \
+    "$HMC" --config "$cfg" --validate
+  [[ -e $work/hung || -e $work/hung.partial ]] && fail "a run stopped while reading its input left $work/hung(.partial)"
+  HMC_TEST_HUNG_READ=run-config.json hung "hung run-config.json of hmc resume" TERM 75 "$line the run's config" -- \
+    "$HMC" resume "$work/stopped"
+  HMC_TEST_HUNG_READ=checkpoint.bin hung "hung checkpoint.bin of hmc resume" TERM 75 "$line the checkpoint" -- \
+    "$HMC" resume "$work/stopped"
+  # hmc summary reads only: the signal's default action ends it (143: killed by SIGTERM)
+  HMC_TEST_HUNG_READ=draws.nc hung "hung draws.nc of hmc summary" TERM 143 "" -- "$HMC" summary "$work/done3"
+  if diff -r "$work/stopped.partial" "$work/stopped.keep" >/dev/null; then
+    pass "the stopped run is unchanged"
+  else
+    fail "the stopped run changed: $(diff -r "$work/stopped.partial" "$work/stopped.keep" | head -3)"
+  fi
+  "$HMC" resume "$work/stopped" >/dev/null 2>&1 && [[ -s $work/stopped/draws.nc ]] \
+    && pass "the stopped run resumes" || fail "the stopped run does not resume"
 }
 
 "case_$1"

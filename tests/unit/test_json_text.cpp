@@ -6,7 +6,10 @@
 #include "hmc/io/run_config.hpp"
 #include "hmc/services/resources.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -98,8 +101,16 @@ TEST(JsonText, InputFilesAreCheckedBeforeReading) {
   std::ofstream(big) << std::string(3 << 20, ' ') << "{}";
   EXPECT_EQ(message(big, 1 << 20).rfind("is larger than 1 MiB", 0), 0u);
   EXPECT_EQ(message(big, 4 << 20), "accepted");
-  // A character device is read only up to the limit.
-  EXPECT_EQ(message("/dev/zero", 1 << 20).rfind("is larger than 1 MiB", 0), 0u);
+  // Only regular files: a device or a FIFO could block the read for ever (a FIFO that no
+  // one writes to is refused without waiting for a writer).
+  EXPECT_EQ(message("/dev/zero", 1 << 20), "is not a regular file (a character device)");
+  const auto fifo = (dir / "fifo.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(message(fifo, 1 << 20), "is not a regular file (a FIFO)");
+  // the descriptor of a regular file reads in blocking mode
+  const int fd = hmc::io::open_input_file(big);
+  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+  ::close(fd);
   std::filesystem::remove_all(dir);
 }
 

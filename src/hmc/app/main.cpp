@@ -182,8 +182,8 @@ int run_app(const MpiContext& mpi, const hmc::app::ModelTable& models, int argc,
 
 int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
   services::Request request;  // its t0: the process start
-  // Before anything slow: a SIGTERM during start-up (MPI, Kokkos, reading the data) is
-  // then kept, and the run stops cleanly after its first iteration (exit code 75).
+  // Before anything slow: a SIGTERM during start-up (MPI, Kokkos) is then kept, and ends
+  // hmc when it starts reading its input (services::ReadingInput, exit code 75).
   services::install_signal_handlers();
   // MPI first, Kokkos second; they are torn down in reverse order.
   MpiContext mpi(&argc, &argv);

@@ -12,8 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace hmc::io {
 
@@ -69,8 +67,8 @@ void write_checkpoint(const std::string& path, const CheckpointData& c) {
   while (done < bytes.size()) {
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string why = std::strerror(errno);
+    if (w <= 0) {  // a full disk, a quota, an I/O error; the previous checkpoint stays
+      const std::string why = std::strerror(w < 0 ? errno : EIO);
       ::close(fd);
       ::unlink(tmp.c_str());
       throw RunError("cannot write checkpoint " + path + ": " + why);
@@ -90,9 +88,28 @@ void write_checkpoint(const std::string& path, const CheckpointData& c) {
 }
 
 CheckpointData read_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RunError("cannot read checkpoint " + path + ": " + std::strerror(errno));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  int fd = -1;
+  try {
+    fd = open_input_file(path);  // a regular file only: a FIFO would block the read
+  } catch (const JsonInputError& e) {
+    const std::string why = e.what();
+    throw RunError("cannot read checkpoint " + path + ": " +
+                   (why.rfind("cannot open: ", 0) == 0 ? why.substr(13) : why));
+  }
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw RunError("cannot read checkpoint " + path + ": " + why);
+    }
+    if (got == 0) break;
+    bytes.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
   const std::string bad = "checkpoint " + path + " is corrupt or not an hmc checkpoint";
   if (bytes.size() < 32 || std::memcmp(bytes.data(), kMagic, 8) != 0) throw RunError(bad + " (no header)");
   std::uint64_t check = 0;

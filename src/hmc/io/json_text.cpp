@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -72,18 +73,55 @@ json parse_bounded(const std::string& text, int max_depth) {
   }
 }
 
-std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+namespace {
+
+/// Why a file of type `mode` is not read ("" for a regular file).
+std::string type_problem(mode_t mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "is a directory";
+  const char* what = S_ISFIFO(mode)   ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "of another type";
+  return std::string("is not a regular file (") + what + ")";
+}
+
+}  // namespace
+
+int open_input_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw JsonInputError(std::string("cannot open: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw JsonInputError("is a directory");
-  if (S_ISREG(st.st_mode) && st.st_size > max_bytes) {
+  if (const std::string why = type_problem(st.st_mode); !why.empty()) throw JsonInputError(why);
+  // O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw JsonInputError(std::string("cannot open: ") + std::strerror(errno));
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = std::string("cannot open: ") + std::strerror(errno);
+  } else {
+    why = type_problem(st.st_mode);
+  }
+  if (why.empty() && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    why = std::string("cannot open: ") + std::strerror(errno);
+  }
+  if (!why.empty()) {
+    ::close(fd);
+    throw JsonInputError(why);
+  }
+  return fd;
+}
+
+std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+  const int fd = open_input_file(path);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > max_bytes) {
+    ::close(fd);
     throw JsonInputError("is larger than " + std::to_string(max_bytes >> 20) + " MiB (" + std::to_string(st.st_size) +
                          " bytes)");
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw JsonInputError(std::string("cannot open: ") + std::strerror(errno));
   std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
+  text.reserve(static_cast<std::size_t>(std::min<std::int64_t>(st.st_size, max_bytes)));
   char buf[1 << 16];
   for (;;) {
     const ssize_t got = ::read(fd, buf, sizeof buf);

@@ -45,9 +45,16 @@ nlohmann::json parse_bounded(const std::string& text, int max_depth = kMaxJsonDe
 /// offset where it first exceeds `limit` in `*where` (then returns limit + 1).
 int json_depth(const std::string& text, int limit, std::size_t* where = nullptr);
 
-/// \brief Reads a whole input file of at most `max_bytes`. Throws JsonInputError with
-/// "cannot open: <errno text>", "is a directory", "is empty" or "is larger than N MiB".
-/// Pipes and character devices are read up to the limit too.
+/// \brief Opens the input file `path` for reading; the caller closes the descriptor. Only
+/// a regular file is accepted (docs/config.md#input-files): a FIFO, a device or a socket
+/// could block the read for ever. The type is checked before opening, and again on the
+/// descriptor, which is opened without blocking (O_NONBLOCK, cleared after). Throws
+/// JsonInputError with "cannot open: <errno text>", "is a directory" or "is not a regular
+/// file (a FIFO)" (a character device, a block device, a socket).
+int open_input_file(const std::string& path);
+
+/// \brief Reads a whole input file of at most `max_bytes` (open_input_file()). Throws
+/// JsonInputError with open_input_file()'s messages, "is empty" or "is larger than N MiB".
 std::string read_input_file(const std::string& path, std::int64_t max_bytes);
 
 // dump_text(), shown() and printable() are in core/text.hpp (models and keys/ use them too).

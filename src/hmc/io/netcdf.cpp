@@ -4,12 +4,18 @@
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/variables.hpp"
 
+#include <dirent.h>
 #include <netcdf.h>
 #include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -59,6 +65,69 @@ std::vector<std::size_t> chunk_shape(const std::vector<std::size_t>& full, std::
   return chunk;
 }
 
+/// The open descriptors of this process (from /proc/self/fd, else 0 .. 65535).
+std::vector<int> open_descriptors() {
+  std::vector<int> fds;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(d);
+    while (const dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      const long fd = std::strtol(e->d_name, &end, 10);
+      if (end != e->d_name && *end == '\0' && fd != own) fds.push_back(static_cast<int>(fd));
+    }
+    ::closedir(d);
+    return fds;
+  }
+  for (int fd = 0; fd < 65536; ++fd) fds.push_back(fd);
+  return fds;
+}
+
+/// \brief Points every descriptor of this process that is open on the file `path` at an
+/// empty anonymous file in memory instead; false if none was found or no such file can
+/// be made.
+///
+/// For a file that is being discarded: whatever HDF5 still writes to it (closing it, or
+/// trying to) goes to memory, so that nothing more can fail on the disk and the space
+/// is freed once the file is removed.
+bool detach_file(const std::string& path) {
+  struct stat want {};
+  if (::stat(path.c_str(), &want) != 0) return false;
+  const int spare = ::memfd_create("hmc-discarded-file", MFD_CLOEXEC);
+  if (spare < 0) return false;
+  bool found = false;
+  for (int fd : open_descriptors()) {
+    struct stat st {};
+    if (fd == spare || ::fstat(fd, &st) != 0) continue;
+    if (st.st_dev == want.st_dev && st.st_ino == want.st_ino && S_ISREG(st.st_mode)) {
+      found = ::dup2(spare, fd) == fd || found;
+    }
+  }
+  ::close(spare);
+  return found;
+}
+
+/// \brief After a failed write, lets the process end without HDF5's clean-up at exit.
+///
+/// HDF5 closes the files still open when the process exits (an atexit handler). A file
+/// that a write failed on cannot be closed: netCDF has left some of its HDF5 objects open
+/// and HDF5's cache is in an error state, and HDF5 then crashes there (SIGSEGV) or prints
+/// "HDF5: infinite loop closing library". This handler, registered after HDF5's and so
+/// run before it, flushes the C streams and ends the process with its exit status.
+/// Everything else (MPI, Kokkos, hmc's files) is done by then.
+void skip_hdf5_cleanup_at_exit() {
+#ifdef __GLIBC__
+  static const bool registered = [] {
+    return ::on_exit(
+               [](int status, void*) {
+                 std::fflush(nullptr);
+                 ::_exit(status);
+               },
+               nullptr) == 0;
+  }();
+  (void)registered;
+#endif
+}
+
 /// One variable of a group and where its values come from.
 struct VarPlan {
   Section section = Section::kPosterior;
@@ -80,9 +149,24 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  /// After a failure: closes the file and removes it, if it was created.
+  /// After a failure: removes the file, if it was created, and closes it where that is
+  /// safe. Once a netCDF call has failed (a write on a full disk, over a quota, an I/O
+  /// error), netCDF 4.9 with HDF5 1.10 cannot close the file: HDF5 refuses, as netCDF has
+  /// left some of the file's objects open, and netCDF's report of them reads freed memory
+  /// (SIGSEGV in nc_abort or nc_close). Such a file stays open, its descriptor on memory
+  /// (detach_file), and HDF5's clean-up at exit is skipped (skip_hdf5_cleanup_at_exit).
   void abandon() {
-    if (ncid_ >= 0) nc_abort(ncid_);
+    // Also when nc_create failed: HDF5 may still hold the file.
+    const bool detached = created_ && detach_file(path_);
+    if (nc_failed_) {
+      // netCDF's state is broken: nc_abort and nc_close would crash. The file stays open,
+      // on memory, and HDF5 must not try to close it at exit either.
+      skip_hdf5_cleanup_at_exit();
+    } else if (ncid_ >= 0 && detached) {
+      nc_abort(ncid_);  // a failure of hmc's own (a bad value, a store error): netCDF's state is sound
+    } else if (ncid_ >= 0) {
+      skip_hdf5_cleanup_at_exit();  // left open, as it could not be detached
+    }
     ncid_ = -1;
     if (created_) std::remove(path_.c_str());
     created_ = false;
@@ -98,8 +182,9 @@ class Writer {
       fail(e.what());
     }
 
+    created_ = true;  // from here on, a failure removes whatever nc_create left at path_
+    errno = 0;
     check(nc_create(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_));
-    created_ = true;
     put_attributes(ncid_);
     put_text(ncid_, "hmc_layout", dump_text(layout_json(layout)));  // after: an attribute cannot replace it
     std::vector<VarPlan> plans;
@@ -120,6 +205,10 @@ class Writer {
     for (const auto& p : plans) total_ += static_cast<double>(count(p.full));
     report(0.0);
     for (const auto& p : plans) write_var(p);
+    // Everything to disk first, so that a failure is one of nc_sync, which abandon()
+    // handles, and nc_close has only the superblock left to rewrite in place (an I/O
+    // error there is the one failure that still crashes in netCDF: docs/output.md).
+    check(nc_sync(ncid_));
     const int ncid = ncid_;
     ncid_ = -1;
     check(nc_close(ncid));
@@ -134,8 +223,19 @@ class Writer {
   };
 
   [[noreturn]] void fail(const std::string& what) const { throw RunError("cannot write " + path_ + ": " + what); }
-  void check(int status) const {
-    if (status != NC_NOERR) fail(nc_strerror(status));
+  /// A failed netCDF call: the system's error where HDF5 left one (netCDF reports a
+  /// failed write as "HDF error", a failed create as EACCES), and netCDF's own.
+  /// errno is cleared after each call that succeeds, so that it is the failed call's.
+  void check(int status) {
+    if (status == NC_NOERR) {
+      errno = 0;
+      return;
+    }
+    const int e = errno;
+    nc_failed_ = true;
+    if (e != 0 && status > 0) fail(std::strerror(e));  // netCDF's own errno guess (EACCES for a create)
+    if (e != 0) fail(std::string(std::strerror(e)) + " (" + nc_strerror(status) + ")");
+    fail(nc_strerror(status));
   }
   void report(double f) const {
     if (progress_) progress_(std::min(1.0, f));
@@ -159,11 +259,11 @@ class Writer {
             {"dim_names", dims},       {"stats", stats_json(layout.stats)}, {"variables", variables}};
   }
 
-  void put_text(int grp, const std::string& name, const std::string& value) const {
+  void put_text(int grp, const std::string& name, const std::string& value) {
     check(nc_put_att_text(grp, NC_GLOBAL, name.c_str(), value.size(), value.data()));
   }
 
-  void put_attributes(int grp) const {
+  void put_attributes(int grp) {
     if (attributes_.is_object()) {
       for (const auto& [key, v] : attributes_.items()) {
         if (v.is_string()) {
@@ -277,7 +377,7 @@ class Writer {
     }
   }
 
-  void put_text_var(int grp, int varid, const char* name, const std::string& value) const {
+  void put_text_var(int grp, int varid, const char* name, const std::string& value) {
     check(nc_put_att_text(grp, varid, name, value.size(), value.data()));
   }
 
@@ -340,6 +440,7 @@ class Writer {
 
   void put(const VarPlan& p, const std::vector<std::size_t>& start, const std::vector<std::size_t>& cnt,
            std::size_t len) {
+    errno = 0;  // reading the store may have set it
     if (p.type == NC_DOUBLE) {
       check(nc_put_vara_double(p.grp, p.varid, start.data(), cnt.data(), buf_.data()));
     } else if (p.type == NC_INT64) {
@@ -372,6 +473,7 @@ class Writer {
   std::vector<Variable> vars_;
   std::vector<Coord> coords_;
   bool created_ = false;
+  bool nc_failed_ = false;  ///< a netCDF call failed: see abandon()
   std::vector<double> buf_, tmp_;
   std::vector<signed char> bbuf_;
   double total_ = 0, done_ = 0;
@@ -391,6 +493,13 @@ void write_inference_data(const std::string& path, const DrawSource& src, const 
 }
 
 NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
+  // A regular file only: HDF5 would wait for ever on a FIFO (docs/config.md#input-files).
+  try {
+    ::close(open_input_file(path));
+  } catch (const JsonInputError& e) {
+    const std::string why = e.what();
+    fail(why.rfind("cannot open: ", 0) == 0 ? why.substr(13) : why);
+  }
   int status = nc_open(path.c_str(), NC_NOWRITE, &ncid_);
   if (status != NC_NOERR) {
     ncid_ = -1;

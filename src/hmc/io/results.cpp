@@ -46,13 +46,20 @@ std::unique_ptr<std::FILE, FileCloser> open_for_write(const std::string& tmp, co
   return f;
 }
 
+/// The error of a failed call: errno, or EIO where the call left none.
+int last_error() { return errno != 0 ? errno : EIO; }
+
+/// Closes `f` (the temporary file `tmp` of `path`); on a failure (`error`, the errno of an
+/// earlier write, a stream error, or the flush at close: a full disk, a quota, an I/O
+/// error) removes it and throws RunError naming `path` and the error.
 void close_checked(std::unique_ptr<std::FILE, FileCloser>& f, const std::string& tmp, const std::string& path,
-                   bool written = true) {
-  const bool bad = !written || std::ferror(f.get()) != 0;
-  const bool close_failed = std::fclose(f.release()) != 0;
-  if (bad || close_failed) {
+                   int error = 0) {
+  if (error == 0 && std::ferror(f.get()) != 0) error = EIO;
+  errno = 0;
+  if (std::fclose(f.release()) != 0 && error == 0) error = last_error();
+  if (error != 0) {
     std::remove(tmp.c_str());
-    throw RunError("cannot write " + path + ": write failed (disk full?)");
+    throw RunError("cannot write " + path + ": " + std::strerror(error));
   }
 }
 
@@ -143,8 +150,9 @@ class CsvFile {
   static constexpr std::size_t kBuffer = std::size_t{4} << 20;
 
   void flush() {
+    errno = 0;
     if (used_ > 0 && std::fwrite(buf_.data(), 1, used_, f_.get()) != used_) {
-      const std::string why = std::strerror(errno);
+      const std::string why = std::strerror(last_error());
       std::fclose(f_.release());
       std::remove(tmp_.c_str());
       throw RunError("cannot write " + path_ + ": " + why);
@@ -194,8 +202,9 @@ SamplerStats sampler_stats(const DrawSource& source, const RunTotals& totals, co
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = temp_name(path);
   auto f = open_for_write(tmp, path);
+  errno = 0;
   const bool ok = std::fwrite(content.data(), 1, content.size(), f.get()) == content.size();
-  close_checked(f, tmp, path, ok);
+  close_checked(f, tmp, path, ok ? 0 : last_error());
   commit(tmp, path);
 }
 

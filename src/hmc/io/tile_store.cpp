@@ -73,6 +73,7 @@ void TileStore::index() {
     const std::string name = entry.path().filename().string();
     if (name.size() < 5 || name.compare(name.size() - 5, 5, ".tile") != 0 || name[0] == '.') continue;
     const std::string path = entry.path().string();
+    if (!entry.is_regular_file(ec)) throw RunError("store tile " + path + " is not a regular file");
     auto f = open_or_throw(path, "rb");
     const Header h = read_header(path, f.get());
     if (h.particles != layout_.particles || h.columns != layout_.num_columns() || h.section > 1 || h.count <= 0) {
@@ -141,10 +142,14 @@ void TileStore::append(Section s, std::int64_t first, std::int64_t count, const 
   const std::string tmp = (fs::path(dir_) / ("." + fs::path(path).filename().string() + ".tmp")).string();
   {
     auto f = open_or_throw(tmp, "wb");
+    errno = 0;
     const bool ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1 && std::fwrite(values, sizeof(double), n, f.get()) == n;
-    if (!ok || std::fclose(f.release()) != 0) {
+    int error = ok ? 0 : (errno != 0 ? errno : EIO);
+    errno = 0;
+    if (std::fclose(f.release()) != 0 && error == 0) error = errno != 0 ? errno : EIO;
+    if (error != 0) {  // a full disk, a quota, an I/O error
       std::remove(tmp.c_str());
-      throw RunError("cannot write " + path + ": write failed (disk full?)");
+      throw RunError("cannot write " + path + ": " + std::strerror(error));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

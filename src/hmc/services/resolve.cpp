@@ -2,6 +2,7 @@
 
 #include "hmc/io/run_config.hpp"
 #include "hmc/services/collective.hpp"
+#include "hmc/services/signals.hpp"
 
 #include <ctime>
 
@@ -18,7 +19,11 @@ RunSpec resolve(const parallel::MpiContext& mpi, const Request& request, const i
   RunSpec spec;
   spec.started_utc = utc_now();
   on_root(mpi, [&] {
-    io::ResolvedConfig resolved = io::resolve_config(request.config, request.sets, catalog);
+    io::ResolvedConfig resolved;
+    {
+      const ReadingInput reading("the config and the data");  // a stop signal ends hmc here
+      resolved = io::resolve_config(request.config, request.sets, catalog);
+    }
     spec.config = std::move(resolved.config);
     spec.data = std::move(resolved.data);
     spec.run = io::run_config(spec.config);

@@ -6,6 +6,7 @@
 #include "hmc/io/config.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/services/collective.hpp"
+#include "hmc/services/signals.hpp"
 
 #include <algorithm>
 
@@ -54,6 +55,9 @@ RunSpec load_spec(const OutputPaths& paths) {
     if (why.rfind("cannot open", 0) == 0) {
       throw RunError("cannot read " + paths.run_config() + " (not a checkpointed hmc run)");
     }
+    if (why.rfind("is not a regular file", 0) == 0 || why.rfind("is a directory", 0) == 0) {
+      throw RunError(paths.run_config() + " " + why);
+    }
     throw RunError(paths.run_config() + " is not valid (corrupt staging directory): " + why);
   }
   RunSpec spec = spec_from_json(j, paths.run_config());
@@ -69,7 +73,10 @@ RunSpec resume_spec(const parallel::MpiContext& mpi, const std::string& dir, Clo
                     const std::vector<std::string>& model_names) {
   RunSpec spec;
   on_root(mpi, [&] {
-    spec = load_spec(find_checkpointed(dir));
+    {
+      const ReadingInput reading("the run's config and data");  // a stop signal ends hmc here
+      spec = load_spec(find_checkpointed(dir));
+    }
     if (std::find(model_names.begin(), model_names.end(), spec.run.model) == model_names.end()) {
       throw RunError("the checkpointed run uses a model this build lacks");
     }

@@ -231,6 +231,9 @@ std::optional<Resumed> Session::open(int row_width) {
       store_ = std::make_unique<io::TileStore>(spec_.paths.blocks(), layout_);
       return;
     }
+    // A stop signal while the store and the checkpoint are read ends hmc at once: they stay
+    // as they are, to be resumed again.
+    const ReadingInput reading("the checkpoint");
     rows = read_checkpoint(spec_, layout_, row_width, store_, state);
   });
   // The first log line comes once the output directory (or the checkpoint) has been

@@ -2,7 +2,8 @@
 /// \file
 /// \brief SIGTERM, SIGINT and SIGUSR1 ask a run to stop cleanly: the handler only
 /// records the signal; the sampling loop looks at it between iterations (all ranks
-/// agree on it), writes a checkpoint and ends with exit code 75.
+/// agree on it), writes a checkpoint and ends with exit code 75. While the input is read
+/// (ReadingInput), the handler ends the process at once, also with 75.
 
 namespace hmc::services {
 
@@ -31,5 +32,22 @@ struct Interrupted {
 
 /// \brief Throws Interrupted if a signal has arrived.
 void throw_if_interrupted();
+
+/// \brief While one lives, a stop signal (SIGTERM, SIGINT, SIGUSR1) ends the process at
+/// once with kExitInterrupted and one line on stderr, `hmc: SIGTERM while reading WHAT;
+/// stopped before writing anything`: for reading the input (config, data, a checkpoint),
+/// where a read may block (a hung network file system, a slow device) and there is
+/// nothing to save. A signal that arrived before ends it at construction. `what` must
+/// outlive it (a string literal). Scopes may nest; rank 0 reads, on the main thread.
+class ReadingInput {
+ public:
+  explicit ReadingInput(const char* what);
+  ~ReadingInput();
+  ReadingInput(const ReadingInput&) = delete;
+  ReadingInput& operator=(const ReadingInput&) = delete;
+
+ private:
+  const char* previous_;
+};
 
 }  // namespace hmc::services
