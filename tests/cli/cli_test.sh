@@ -627,144 +627,6 @@ PY
     && pass "a launcher that starts too few ranks: exit 4" || fail "too few ranks: exit $rc: $(tail -2 "$out-bad.log")"
 }
 
-# in_mount SOURCE TARGET command...: the command in a mount namespace of its own where
-# TARGET is a bind mount of SOURCE (a container's -v SOURCE:TARGET).
-in_mount() {
-  local source=$1 target=$2; shift 2
-  unshare -m bash -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' _ "$source" "$target" "$@"
-}
-
-case_publish() {
-  # Publishing into an existing empty OUT (a pre-created scratch folder, a container's bind
-  # mount): the run stages inside it (OUT/.hmc.partial) and renames each result file in;
-  # OUT itself is never renamed. A publishing that fails after sampling keeps the results
-  # and names the command that finishes the job.
-  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" out rc err pid i
-  local common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=40 --set sampler.draws=80
-    --set output.formats=both --set output.checkpoint_every=10 --set output.flush_every=8 --set log.level=info)
-  local files="draws.csv draws.nc particles.csv run.json summary.json "
-  "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err" || { fail "reference run: $(tail -2 "$work/ref.err")"; return; }
-  out="$work/empty"
-  mkdir "$out"
-  if "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" &&
-    [[ "$(ls -A "$out" | tr '\n' ' ')" == "$files" && ! -e "$out.partial" ]]; then
-    pass "an existing empty OUT: results published into it"
-  else
-    fail "an existing empty OUT: $(ls -A "$out" | tr '\n' ' ') $(tail -2 "$out.err")"
-  fi
-  # Stopped by a signal: the checkpoint waits inside OUT, and resume publishes there.
-  out="$work/empty-stop"
-  mkdir "$out"
-  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
-  rc=$?
-  if [[ $rc -eq 75 && -s "$out/.hmc.partial/checkpoint.bin" && ! -e "$out.partial" ]] &&
-    grep -q "checkpoint in $out/.hmc.partial; continue with: hmc resume $out" "$out.err"; then
-    pass "an existing empty OUT, stopped: checkpoint in OUT/.hmc.partial"
-  else
-    fail "an existing empty OUT, stopped: exit $rc, $(ls -A "$out" "$out.partial" 2>&1 | tr '\n' ' ') $(tail -1 "$out.err")"
-  fi
-  expect_exit 2 "a stopped run waits in $out/.hmc.partial" -- "$HMC" "${common[@]}" --set "output.dir=$out"
-  if "$HMC" resume "$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" &&
-    [[ "$(ls -A "$out" | tr '\n' ' ')" == "$files" ]]; then
-    pass "an existing empty OUT, resumed: identical results, published into it"
-  else
-    fail "an existing empty OUT, resumed: $(ls -A "$out" | tr '\n' ' ') $(tail -2 "$out.err")"
-  fi
-  # A bind mount as OUT (needs a mount namespace: root, or unprivileged user namespaces).
-  if unshare -m true 2>/dev/null; then
-    mkdir -p "$work/host" "$work/mnt"
-    if in_mount "$work/host" "$work/mnt" "$HMC" "${common[@]}" --set "output.dir=$work/mnt" >/dev/null 2>"$work/mnt.err" &&
-      same_results "$work/ref" "$work/host" && [[ ! -e "$work/mnt.partial" ]]; then
-      pass "a bind mount as OUT: results in the mounted folder"
-    else
-      fail "a bind mount as OUT: $(tail -2 "$work/mnt.err")"
-    fi
-    # --overwrite of the results in a bind mount: replaced whole, inside the mount.
-    touch "$work/host/old-notes.txt"
-    if in_mount "$work/host" "$work/mnt" "$HMC" "${common[@]}" --set "output.dir=$work/mnt" --set seed=7 --overwrite \
-        >/dev/null 2>"$work/mnt.err" && [[ "$(ls -A "$work/host" | tr '\n' ' ')" == "$files" ]] &&
-      ! cmp -s "$work/ref/draws.csv" "$work/host/draws.csv"; then
-      pass "a bind mount as OUT, --overwrite: the old set replaced"
-    else
-      fail "a bind mount as OUT, --overwrite: $(ls -A "$work/host" | tr '\n' ' ') $(tail -2 "$work/mnt.err")"
-    fi
-  else
-    echo "skipped: a bind mount as OUT (this machine allows no mount namespace: unshare -m)"
-  fi
-  # OUT appears, with someone else's file, while the run goes on: publishing is refused, the
-  # results stay in OUT.partial, the line says how to finish; resume then publishes.
-  out="$work/late"
-  HMC_TEST_SIGNAL=60:0:STOP "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err" &
-  pid=$!
-  for ((i = 0; i < 300; i++)); do [[ $(ps -o stat= -p "$pid" 2>/dev/null) == T* ]] && break; sleep 0.1; done
-  mkdir -p "$out" && echo notes >"$out/notes.txt"
-  kill -CONT "$pid"
-  wait "$pid"
-  rc=$?
-  err=$(grep '^hmc: ' "$out.err")
-  if [[ $rc -eq 4 && $(grep -c . <<<"$err") -eq 1 && -s "$out.partial/summary.json" ]] &&
-    [[ "$err" == *"cannot publish the results in $out: "*"the complete results are in $out.partial; once that is fixed, finish with: hmc resume $out" ]]; then
-    pass "publishing refused after sampling: exit 4, '$err'"
-  else
-    fail "publishing refused after sampling: exit $rc, '$err', $(ls -A "$out.partial" 2>&1 | tr '\n' ' ')"
-  fi
-  rm -f "$out/notes.txt"
-  if "$HMC" resume "$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" && [[ ! -e "$out.partial" ]]; then
-    pass "publishing refused, then hmc resume: identical results"
-  else
-    fail "publishing refused, then hmc resume: $(tail -2 "$out.err")"
-  fi
-}
-
-case_messages() {
-  # Errors that name the real cause: one line, a documented exit code, nothing left behind.
-  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" out
-  local common=(--config "$cfg" --set sampler.particles=16 --set sampler.warmup=40 --set sampler.draws=40
-    --set log.level=warn)
-  out="$work/csv-only"
-  "$HMC" "${common[@]}" --set "output.dir=$out" --set 'output.formats=["csv"]' >/dev/null 2>&1 || fail "csv-only run"
-  expect_exit 4 "the run in $out finished without draws.nc .*summary is $out/summary.json" -- "$HMC" summary "$out"
-  ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
-  expect_exit 4 'cannot read .*loop-a: Too many levels of symbolic links' -- "$HMC" summary "$work/loop-a"
-  expect_exit 4 'no checkpointed run at .*loop-a' -- "$HMC" resume "$work/loop-a"
-  # The algorithm of a stopped run changed in its run-config.json: named as such, not as a tile.
-  out="$work/algorithm"
-  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$out" --set output.flush_every=8 >/dev/null 2>&1
-  sed -i 's/"algorithm": *"hmc"/"algorithm":"nuts"/' "$out.partial/run-config.json"
-  expect_exit 4 'checkpoint .* was written by /sampler/algorithm hmc, but .*run-config.json says nuts' -- \
-    "$HMC" resume "$out"
-  [[ -s "$out.partial/checkpoint.bin" ]] && pass "the stopped run is kept" || fail "the stopped run was removed"
-}
-
-case_threads() {
-  # More ranks than cores, no thread count given: one thread per rank (logged, in run.json),
-  # a warning, and about the time of one rank rather than OpenMP's starved barriers.
-  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" cores t1 t4 out="$work/np4"
-  cores=$(nproc)
-  local common=(--config "$cfg" --set log.level=info)
-  t1=$EPOCHREALTIME
-  (unset OMP_NUM_THREADS; "$HMC" "${common[@]}" --set "output.dir=$work/np1" >/dev/null 2>"$work/np1.err") || fail "1 rank"
-  t1=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
-  t4=$EPOCHREALTIME
-  (unset OMP_NUM_THREADS; "$MPIEXEC" -n $((2 * cores)) $MPIEXEC_FLAGS "$HMC" "${common[@]}" --set "output.dir=$out" \
-    >/dev/null 2>"$out.err") || fail "$((2 * cores)) ranks: $(tail -2 "$out.err")"
-  t4=$(awk -v a="$t4" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
-  grep -q '1 thread(s) per rank (chosen: ' "$out.err" && pass "the choice is logged" || fail "no thread line: $(head -3 "$out.err")"
-  [[ $(grep -c "exceed the $cores core(s) of this node" "$out.err") -eq 1 ]] && pass "one warning" ||
-    fail "no single oversubscription warning: $(grep -c exceed "$out.err")"
-  grep -A6 '"host_threads"' "$out/run.json" | grep -q '"source": "cores"' &&
-    grep -A6 '"host_threads"' "$out/run.json" | grep -q '"threads": 1' && pass "run.json records 1 thread, chosen" ||
-    fail "run.json: $(grep -A6 '"host_threads"' "$out/run.json")"
-  cmp -s "$work/np1/draws.nc" "$out/draws.nc" && pass "the same draws" || fail "draws differ from 1 rank's"
-  # Oversubscribed OpenMP took 100x the 1-rank time; a wide margin keeps this from being flaky.
-  awk -v a="$t1" -v b="$t4" 'BEGIN { exit !(b < 5 * a + 3) }' && pass "$((2 * cores)) ranks in ${t4} s, 1 rank in ${t1} s" ||
-    fail "$((2 * cores)) ranks took ${t4} s against ${t1} s for 1 rank"
-  # A thread count the user set is kept, and a count that oversubscribes is warned about.
-  OMP_NUM_THREADS=$cores "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" "${common[@]}" --set sampler.draws=50 \
-    --set "output.dir=$work/user" >/dev/null 2>"$work/user.err"
-  grep -q "$cores thread(s) per rank (set by OMP_NUM_THREADS)" "$work/user.err" &&
-    grep -q "lower OMP_NUM_THREADS, or unset it" "$work/user.err" && pass "OMP_NUM_THREADS kept, warned" ||
-    fail "OMP_NUM_THREADS: $(head -4 "$work/user.err")"
 # full_disk_check NAME RC ERRFILE OUT FILE_RE CHECKPOINTED: the contract of a write that
 # failed: exit 4, one line "hmc: ..." naming the file, no result set, no temporary or
 # half-written file; the checkpoint kept (CHECKPOINTED 1) and resumed to the reference
@@ -979,6 +841,146 @@ case_inputs() {
   fi
   "$HMC" resume "$work/stopped" >/dev/null 2>&1 && [[ -s $work/stopped/draws.nc ]] \
     && pass "the stopped run resumes" || fail "the stopped run does not resume"
+}
+
+# in_mount SOURCE TARGET command...: the command in a mount namespace of its own where
+# TARGET is a bind mount of SOURCE (a container's -v SOURCE:TARGET).
+in_mount() {
+  local source=$1 target=$2; shift 2
+  unshare -m bash -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' _ "$source" "$target" "$@"
+}
+
+case_publish() {
+  # Publishing into an existing empty OUT (a pre-created scratch folder, a container's bind
+  # mount): the run stages inside it (OUT/.hmc.partial) and renames each result file in;
+  # OUT itself is never renamed. A publishing that fails after sampling keeps the results
+  # and names the command that finishes the job.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" out rc err pid i
+  local common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=40 --set sampler.draws=80
+    --set output.formats=both --set output.checkpoint_every=10 --set output.flush_every=8 --set log.level=info)
+  local files="draws.csv draws.nc particles.csv run.json summary.json "
+  "$HMC" "${common[@]}" --set "output.dir=$work/ref" >/dev/null 2>"$work/ref.err" || { fail "reference run: $(tail -2 "$work/ref.err")"; return; }
+  out="$work/empty"
+  mkdir "$out"
+  if "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" &&
+    [[ "$(ls -A "$out" | tr '\n' ' ')" == "$files" && ! -e "$out.partial" ]]; then
+    pass "an existing empty OUT: results published into it"
+  else
+    fail "an existing empty OUT: $(ls -A "$out" | tr '\n' ' ') $(tail -2 "$out.err")"
+  fi
+  # Stopped by a signal: the checkpoint waits inside OUT, and resume publishes there.
+  out="$work/empty-stop"
+  mkdir "$out"
+  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
+  rc=$?
+  if [[ $rc -eq 75 && -s "$out/.hmc.partial/checkpoint.bin" && ! -e "$out.partial" ]] &&
+    grep -q "checkpoint in $out/.hmc.partial; continue with: hmc resume $out" "$out.err"; then
+    pass "an existing empty OUT, stopped: checkpoint in OUT/.hmc.partial"
+  else
+    fail "an existing empty OUT, stopped: exit $rc, $(ls -A "$out" "$out.partial" 2>&1 | tr '\n' ' ') $(tail -1 "$out.err")"
+  fi
+  expect_exit 2 "a stopped run waits in $out/.hmc.partial" -- "$HMC" "${common[@]}" --set "output.dir=$out"
+  if "$HMC" resume "$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" &&
+    [[ "$(ls -A "$out" | tr '\n' ' ')" == "$files" ]]; then
+    pass "an existing empty OUT, resumed: identical results, published into it"
+  else
+    fail "an existing empty OUT, resumed: $(ls -A "$out" | tr '\n' ' ') $(tail -2 "$out.err")"
+  fi
+  # A bind mount as OUT (needs a mount namespace: root, or unprivileged user namespaces).
+  if unshare -m true 2>/dev/null; then
+    mkdir -p "$work/host" "$work/mnt"
+    if in_mount "$work/host" "$work/mnt" "$HMC" "${common[@]}" --set "output.dir=$work/mnt" >/dev/null 2>"$work/mnt.err" &&
+      same_results "$work/ref" "$work/host" && [[ ! -e "$work/mnt.partial" ]]; then
+      pass "a bind mount as OUT: results in the mounted folder"
+    else
+      fail "a bind mount as OUT: $(tail -2 "$work/mnt.err")"
+    fi
+    # --overwrite of the results in a bind mount: replaced whole, inside the mount.
+    touch "$work/host/old-notes.txt"
+    if in_mount "$work/host" "$work/mnt" "$HMC" "${common[@]}" --set "output.dir=$work/mnt" --set seed=7 --overwrite \
+        >/dev/null 2>"$work/mnt.err" && [[ "$(ls -A "$work/host" | tr '\n' ' ')" == "$files" ]] &&
+      ! cmp -s "$work/ref/draws.csv" "$work/host/draws.csv"; then
+      pass "a bind mount as OUT, --overwrite: the old set replaced"
+    else
+      fail "a bind mount as OUT, --overwrite: $(ls -A "$work/host" | tr '\n' ' ') $(tail -2 "$work/mnt.err")"
+    fi
+  else
+    echo "skipped: a bind mount as OUT (this machine allows no mount namespace: unshare -m)"
+  fi
+  # OUT appears, with someone else's file, while the run goes on: publishing is refused, the
+  # results stay in OUT.partial, the line says how to finish; resume then publishes.
+  out="$work/late"
+  HMC_TEST_SIGNAL=60:0:STOP "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err" &
+  pid=$!
+  for ((i = 0; i < 300; i++)); do [[ $(ps -o stat= -p "$pid" 2>/dev/null) == T* ]] && break; sleep 0.1; done
+  mkdir -p "$out" && echo notes >"$out/notes.txt"
+  kill -CONT "$pid"
+  wait "$pid"
+  rc=$?
+  err=$(grep '^hmc: ' "$out.err")
+  if [[ $rc -eq 4 && $(grep -c . <<<"$err") -eq 1 && -s "$out.partial/summary.json" ]] &&
+    [[ "$err" == *"cannot publish the results in $out: "*"the complete results are in $out.partial; once that is fixed, finish with: hmc resume $out" ]]; then
+    pass "publishing refused after sampling: exit 4, '$err'"
+  else
+    fail "publishing refused after sampling: exit $rc, '$err', $(ls -A "$out.partial" 2>&1 | tr '\n' ' ')"
+  fi
+  rm -f "$out/notes.txt"
+  if "$HMC" resume "$out" >/dev/null 2>"$out.err" && same_results "$work/ref" "$out" && [[ ! -e "$out.partial" ]]; then
+    pass "publishing refused, then hmc resume: identical results"
+  else
+    fail "publishing refused, then hmc resume: $(tail -2 "$out.err")"
+  fi
+}
+
+case_messages() {
+  # Errors that name the real cause: one line, a documented exit code, nothing left behind.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" out
+  local common=(--config "$cfg" --set sampler.particles=16 --set sampler.warmup=40 --set sampler.draws=40
+    --set log.level=warn)
+  out="$work/csv-only"
+  "$HMC" "${common[@]}" --set "output.dir=$out" --set 'output.formats=["csv"]' >/dev/null 2>&1 || fail "csv-only run"
+  expect_exit 4 "the run in $out finished without draws.nc .*summary is $out/summary.json" -- "$HMC" summary "$out"
+  ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
+  expect_exit 4 'cannot read .*loop-a: Too many levels of symbolic links' -- "$HMC" summary "$work/loop-a"
+  expect_exit 4 'no checkpointed run at .*loop-a' -- "$HMC" resume "$work/loop-a"
+  # The algorithm of a stopped run changed in its run-config.json: named as such, not as a tile.
+  out="$work/algorithm"
+  HMC_TEST_SIGNAL=50 "$HMC" "${common[@]}" --set "output.dir=$out" --set output.flush_every=8 >/dev/null 2>&1
+  sed -i 's/"algorithm": *"hmc"/"algorithm":"nuts"/' "$out.partial/run-config.json"
+  expect_exit 4 'checkpoint .* was written by /sampler/algorithm hmc, but .*run-config.json says nuts' -- \
+    "$HMC" resume "$out"
+  [[ -s "$out.partial/checkpoint.bin" ]] && pass "the stopped run is kept" || fail "the stopped run was removed"
+}
+
+case_threads() {
+  # More ranks than cores, no thread count given: one thread per rank (logged, in run.json),
+  # a warning, and about the time of one rank rather than OpenMP's starved barriers.
+  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" cores t1 t4 out="$work/np4"
+  cores=$(nproc)
+  local common=(--config "$cfg" --set log.level=info)
+  t1=$EPOCHREALTIME
+  (unset OMP_NUM_THREADS; "$HMC" "${common[@]}" --set "output.dir=$work/np1" >/dev/null 2>"$work/np1.err") || fail "1 rank"
+  t1=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+  t4=$EPOCHREALTIME
+  (unset OMP_NUM_THREADS; "$MPIEXEC" -n $((2 * cores)) $MPIEXEC_FLAGS "$HMC" "${common[@]}" --set "output.dir=$out" \
+    >/dev/null 2>"$out.err") || fail "$((2 * cores)) ranks: $(tail -2 "$out.err")"
+  t4=$(awk -v a="$t4" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+  grep -q '1 thread(s) per rank (chosen: ' "$out.err" && pass "the choice is logged" || fail "no thread line: $(head -3 "$out.err")"
+  [[ $(grep -c "exceed the $cores core(s) of this node" "$out.err") -eq 1 ]] && pass "one warning" ||
+    fail "no single oversubscription warning: $(grep -c exceed "$out.err")"
+  grep -A6 '"host_threads"' "$out/run.json" | grep -q '"source": "cores"' &&
+    grep -A6 '"host_threads"' "$out/run.json" | grep -q '"threads": 1' && pass "run.json records 1 thread, chosen" ||
+    fail "run.json: $(grep -A6 '"host_threads"' "$out/run.json")"
+  cmp -s "$work/np1/draws.nc" "$out/draws.nc" && pass "the same draws" || fail "draws differ from 1 rank's"
+  # Oversubscribed OpenMP took 100x the 1-rank time; a wide margin keeps this from being flaky.
+  awk -v a="$t1" -v b="$t4" 'BEGIN { exit !(b < 5 * a + 3) }' && pass "$((2 * cores)) ranks in ${t4} s, 1 rank in ${t1} s" ||
+    fail "$((2 * cores)) ranks took ${t4} s against ${t1} s for 1 rank"
+  # A thread count the user set is kept, and a count that oversubscribes is warned about.
+  OMP_NUM_THREADS=$cores "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" "${common[@]}" --set sampler.draws=50 \
+    --set "output.dir=$work/user" >/dev/null 2>"$work/user.err"
+  grep -q "$cores thread(s) per rank (set by OMP_NUM_THREADS)" "$work/user.err" &&
+    grep -q "lower OMP_NUM_THREADS, or unset it" "$work/user.err" && pass "OMP_NUM_THREADS kept, warned" ||
+    fail "OMP_NUM_THREADS: $(head -4 "$work/user.err")"
 }
 
 "case_$1"
