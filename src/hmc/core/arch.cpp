@@ -122,7 +122,7 @@ Features detect() {
 std::string cpu_name() {
 #if HMC_ARCH_CPUID
   unsigned r[12] = {};
-  if (__get_cpuid_max(0x80000000u, nullptr) >= 0x80000004u) {
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000004u) {
     for (unsigned i = 0; i < 3; ++i)
       __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
     std::string brand(reinterpret_cast<const char*>(r), sizeof r);
