@@ -1,6 +1,7 @@
 # `cmake --install BUILD [--prefix DIR]` (DESTDIR honoured), or scripts/setup.sh --prefix DIR:
 #
 #   bin/hmc, bin/hmc-build-model           the sampler; the one-command build of a user's models
+#   libexec/hmc/hmc-LEVEL                   a portable build's levels, which bin/hmc chooses from
 #   include/hmc/...                         the headers: core/, model/, keys/ and dist/ (what a model
 #                                           uses) and the rest of the engine, which an executable with
 #                                           a user's model instantiates; include/hmc/models: the shipped
@@ -24,6 +25,9 @@ set_target_properties(hmc_warnings PROPERTIES EXPORT_NAME warnings)
 set_target_properties(hmc_sanitizers PROPERTIES EXPORT_NAME sanitizers)
 
 install(TARGETS hmc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(HMC_LEVEL_TARGETS)
+  install(TARGETS ${HMC_LEVEL_TARGETS} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/hmc)
+endif()
 install(TARGETS hmc_core hmc_app hmc_models hmc_arch hmc_warnings hmc_sanitizers
         EXPORT hmcTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

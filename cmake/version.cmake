@@ -1,7 +1,9 @@
 # Writes OUT (a .cpp with hmc::version() and hmc::git_hash()) only when it changes.
 find_package(Git QUIET)
 set(HASH "unknown")
-if(GIT_FOUND AND EXISTS "${SOURCE_DIR}/.git")
+if(NOT "$ENV{HMC_GIT_HASH}" STREQUAL "")
+  set(HASH "$ENV{HMC_GIT_HASH}")  # a build without .git (the Dockerfile's) told its commit
+elseif(GIT_FOUND AND EXISTS "${SOURCE_DIR}/.git")
   execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SOURCE_DIR} describe --always --dirty --abbrev=12
                   OUTPUT_VARIABLE HASH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0 OR HASH STREQUAL "")

@@ -3,7 +3,8 @@
 # not change draws prints the same lines before and after (docs/testing.md#draws-unchanged).
 # Each config runs small (64 particles, 50 warmup + 50 draws, one thread, draws.csv only);
 # the hash covers draws.csv and particles.csv. Hashes depend on the compiler and the CPU
-# (-march=native): compare two builds on one machine, not across machines.
+# (-march=native), and in a portable build on the level (HMC_ARCH): compare two builds on one
+# machine, level by level, not across machines.
 # Usage: scripts/draw_hashes.sh [HMC_BINARY]   (default build/bin/hmc)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

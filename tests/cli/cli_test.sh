@@ -983,6 +983,76 @@ case_threads() {
     fail "OMP_NUM_THREADS: $(head -4 "$work/user.err")"
 }
 
+# arch_of RUN_DIR: run.json's "arch" as "level built cpu_level requested" (built: a,b,c).
+arch_of() {
+  python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))["arch"]
+print(a["level"], ",".join(a["built"]), a["cpu_level"], a["requested"] or "-")' "$1/run.json"
+}
+
+case_arch() {
+  # The instruction set (core/arch.hpp, docs/performance.md#portable-builds): the log line and
+  # run.json's "arch"; in a portable build the launcher's choice, HMC_ARCH and its refusals,
+  # also under MPI; in a single-level build the refusal of any other level.
+  local small=(--config "$HMC_SOURCE_DIR/configs/coin_toss.json" --set sampler.particles=32
+               --set sampler.warmup=10 --set sampler.draws=10)
+  local level built cpu_level requested l n=0
+  if ! "$HMC" "${small[@]}" --set output.dir="$work/arch" >/dev/null 2>"$work/arch.log"; then
+    fail "run: $(tail -2 "$work/arch.log")"; return
+  fi
+  read -r level built cpu_level requested < <(arch_of "$work/arch")
+  grep -q "instruction set $level (built: ${built//,/, }; CPU .*: $cpu_level)" "$work/arch.log" \
+    && pass "log line: $(grep -o 'instruction set.*' "$work/arch.log")" || fail "no instruction-set line: $(head -3 "$work/arch.log")"
+  if [[ $level == native || $level == baseline ]]; then
+    [[ $built == "$level" && $requested == - ]] && pass "run.json arch: $level" || fail "run.json arch: $level $built $requested"
+    HMC_ARCH=$level "$HMC" --version >/dev/null && pass "HMC_ARCH=$level runs" || fail "HMC_ARCH=$level refused"
+    expect_exit 2 "HMC_ARCH=x86-64: this executable is built for $level only" -- env HMC_ARCH=x86-64 "$HMC" "${small[@]}" \
+      --set output.dir="$work/arch-refused"
+    [[ -e "$work/arch-refused" ]] && fail "a refused run left an output directory"
+    echo "(a single-level build: the launcher's cases run in a portable build, -DHMC_NATIVE_ARCH=OFF)"
+    return
+  fi
+  # A portable build: the launcher picked the highest built level this CPU runs.
+  local best
+  best=$(python3 -c 'import sys
+order = ["x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"]
+cpu = order.index(sys.argv[2])
+print([b for b in sys.argv[1].split(",") if order.index(b) <= cpu][-1])' "$built" "$cpu_level")
+  [[ $level == "$best" && $requested == - ]] && pass "launcher chose $level (CPU: $cpu_level, built: $built)" \
+    || fail "launcher chose $level, expected $best (CPU: $cpu_level, built: $built)"
+  for l in ${built//,/ }; do
+    n=$((n + 1))
+    if [[ $(python3 -c 'import sys; o = ["x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"]
+print(o.index(sys.argv[1]) <= o.index(sys.argv[2]))' "$l" "$cpu_level") != True ]]; then
+      expect_exit 2 "HMC_ARCH=$l: this CPU runs $cpu_level at most" -- env HMC_ARCH=$l "$HMC" "${small[@]}" \
+        --set output.dir="$work/arch-$n"
+      continue
+    fi
+    if HMC_ARCH=$l "$HMC" "${small[@]}" --set output.dir="$work/arch-$n" >/dev/null 2>"$work/arch-$n.log" \
+        && [[ $(arch_of "$work/arch-$n") == "$l $built $cpu_level $l" ]]; then
+      pass "HMC_ARCH=$l"
+    else
+      fail "HMC_ARCH=$l: $(arch_of "$work/arch-$n" 2>&1) $(tail -2 "$work/arch-$n.log")"
+    fi
+  done
+  expect_exit 2 'HMC_ARCH=avx512 is not a level of this build \(built: ' -- env HMC_ARCH=avx512 "$HMC" --version
+  [[ ,$built, == *,x86-64-v2,* ]] \
+    || expect_exit 2 'HMC_ARCH=x86-64-v2 is not built' -- env HMC_ARCH=x86-64-v2 "$HMC" --version
+  # Under mpiexec the launcher replaces itself in every rank before MPI starts.
+  l=${built%%,*}
+  if HMC_ARCH=$l "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" "${small[@]}" --set output.dir="$work/arch-mpi" \
+      >/dev/null 2>"$work/arch-mpi.log" && [[ $(arch_of "$work/arch-mpi") == "$l $built $cpu_level $l" ]]; then
+    pass "HMC_ARCH=$l under $MPIEXEC -n 2"
+  else
+    fail "under $MPIEXEC -n 2: $(tail -3 "$work/arch-mpi.log")"
+  fi
+  # A level's executable run directly refuses another level.
+  local exe other
+  exe="$(dirname "$(readlink -f "$HMC")")/../libexec/hmc/hmc-$level"
+  other=$([[ $level == x86-64 ]] && echo x86-64-v4 || echo x86-64)
+  expect_exit 2 "HMC_ARCH=$other: this executable is built for $level" -- env HMC_ARCH=$other "$exe" --version
+}
+
 "case_$1"
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]

@@ -6,6 +6,7 @@
 #include "hmc/app/main.hpp"
 
 #include "hmc/app/kokkos_args.hpp"
+#include "hmc/core/arch.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/version.hpp"
@@ -111,7 +112,8 @@ std::string version_text() {
   os << "hmc " << hmc::version() << " (git " << hmc::git_hash() << ")\n"
      << "Kokkos " << hmc::kokkos_version() << ", backends: " << hmc::kokkos_backends()
      << ", default execution space: " << hmc::ExecSpace::name() << "\n"
-     << "MPI: " << hmc::parallel::mpi_library_version() << "\n";
+     << "MPI: " << hmc::parallel::mpi_library_version() << "\n"
+     << hmc::arch::describe(hmc::arch::this_build()) << "\n";
   return os.str();
 }
 
@@ -199,6 +201,11 @@ int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
   } catch (const std::invalid_argument& e) {
     if (mpi.root()) std::cerr << "hmc: error in this executable's models: " << e.what() << "\n";
     return hmc::kExitFailure;
+  }
+  // HMC_ARCH picks a level of a portable build (its launcher); this executable runs its own.
+  if (const std::string refused = hmc::arch::refusal(hmc::arch::this_build()); !refused.empty()) {
+    if (mpi.root()) std::cerr << "hmc: config error: " << refused << "\n";
+    return hmc::kExitConfigError;
   }
   auto args = hmc::app::split_arguments(argc, argv);
   if (!args.error.empty()) {

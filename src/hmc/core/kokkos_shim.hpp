@@ -48,10 +48,13 @@ KOKKOS_INLINE_FUNCTION double lgamma(double x) {
 
 /// \brief log(1 / (1 + exp(-x))), accurate for large |x|. Written without branches
 /// (one exp of -|x|), so that a loop over particles vectorises; the value is the
-/// same as -log1p(exp(-x)) for x >= 0 and x - log1p(exp(x)) below.
+/// same as -log1p(exp(-x)) for x >= 0 and x - log1p(exp(x)) below. min(x, 0) - l rather
+/// than a choice between -l and x - l: GCC turns that choice into a masked operation
+/// with AVX-512 only, and leaves the loop scalar for AVX2 and SSE2 (the x86-64-v3 and
+/// x86-64 builds); the values are the same (0 - l is -l, but for l = 0, +0 for -0).
 KOKKOS_INLINE_FUNCTION double log_sigmoid(double x) {
   const double l = log1p(exp(-fabs(x)));
-  return x >= 0.0 ? -l : x - l;
+  return (x < 0.0 ? x : 0.0) - l;
 }
 
 /// \brief 1 / (1 + exp(-x)) without overflow: 1 / (1 + e) for x >= 0, e / (1 + e)

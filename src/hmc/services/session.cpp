@@ -1,5 +1,6 @@
 #include "hmc/services/session.hpp"
 
+#include "hmc/core/arch.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/version.hpp"
@@ -137,6 +138,7 @@ json run_info(const parallel::MpiContext& mpi, const RunSpec& spec, const hmc::A
             {"concurrency", hmc::ExecSpace().concurrency()},
             {"host_threads", threads_json(host_threads())}}},
           {"mpi", {{"library", hmc::parallel::mpi_library_version()}, {"ranks", mpi.size()}}},
+          {"arch", hmc::arch::record_json(hmc::arch::this_build())},
           {"per_rank", per_rank_json(per_rank)},
           {"seed", spec.run.sampler.seed},
           {"started_utc", spec.started_utc},
@@ -253,6 +255,7 @@ std::optional<Resumed> Session::open(int row_width) {
                            : "lower " + threads.source + ", or unset it to let hmc choose");
     }
   }
+  spdlog::info("{}", hmc::arch::describe(hmc::arch::this_build()));
   if (!spec_.resume) return std::nullopt;
   checkpointed_ = true;
   state = state_from_json(json::parse(mpi_.broadcast(mpi_.root() ? hmc::dump_text(state_json(state)) : std::string())));
