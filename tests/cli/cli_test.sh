@@ -704,6 +704,23 @@ case_full_disk() {
     rc=$?
     full_disk_check "$name ($kind $off bytes into $from)" "$rc" "$out.err" "$out" "$name_re" "$checkpointed"
   done
+  # The last write of draws.nc failing (nc_close's rewrite of the superblock; netCDF then
+  # crashes inside nc_close): the budget is draws.nc's size, from a traced run, less 16 bytes.
+  local trace="$fd/trace" size
+  LD_PRELOAD="$shim" ASAN_OPTIONS=verify_asan_link_order=0 HMC_TEST_ENOSPC_DIR="$fd" HMC_TEST_ENOSPC_TRACE="$trace" \
+    "$HMC" "${common[@]}" --set "output.dir=$fd/traced" >/dev/null 2>&1
+  size=$(awk '/\/draws\.nc$/ { start = $1; getline; print $1 - start; exit }' "$trace" 2>/dev/null)
+  if [[ $size =~ ^[0-9]+$ ]] && ((size > 16)); then
+    out="$fd/draws_nc_close"
+    LD_PRELOAD="$shim" ASAN_OPTIONS=verify_asan_link_order=0 HMC_TEST_ENOSPC_DIR="$fd" HMC_TEST_ENOSPC_ERRNO=EIO \
+      HMC_TEST_ENOSPC_FROM=/draws.nc HMC_TEST_ENOSPC_AFTER=$((size - 16)) \
+      "$HMC" "${common[@]}" --set "output.dir=$out" >/dev/null 2>"$out.err"
+    rc=$?
+    full_disk_check "draws_nc_close (EIO in the last 16 of draws.nc's $size bytes)" "$rc" "$out.err" "$out" \
+      'draws\.nc: netCDF failed while closing it' 1
+  else
+    fail "draws.nc's size from the traced run: '$size'"
+  fi
 
   # A real full file system: a small tmpfs, where one can be mounted (as root, or in a user
   # namespace); of the sizes, some fill up in the store, some in the results.

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <netcdf.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,6 +129,52 @@ void skip_hdf5_cleanup_at_exit() {
 #endif
 }
 
+/// \brief While netCDF closes a file: a crash inside it ends the process with hmc's one
+/// line and exit code 4 instead of a SIGSEGV.
+///
+/// When the last write of a file fails (nc_close has HDF5 rewrite the 48-byte superblock
+/// in place: an I/O error, or a full disk on a copy-on-write file system), netCDF 4.9 with
+/// HDF5 1.10 reports the objects it left open by reading freed memory, inside nc_close,
+/// where no error code comes back. The handler, installed for SIGSEGV and SIGBUS for the
+/// length of the call only, writes the line prepared beforehand, removes the half-written
+/// file and ends the process (async-signal-safe calls only). The checkpoint is not touched,
+/// so `hmc resume` redoes the writing (docs/output.md#disk-space).
+class CrashWhileClosing {
+ public:
+  explicit CrashWhileClosing(const std::string& path) {
+    const std::string line = "hmc: cannot write " + path +
+                             ": netCDF failed while closing it (its last write failed: an I/O error or a full disk)\n";
+    line_len_ = std::min(line.size(), sizeof line_);
+    std::memcpy(line_, line.data(), line_len_);
+    const std::size_t n = std::min(path.size(), sizeof path_ - 1);
+    std::memcpy(path_, path.data(), n);
+    path_[n] = '\0';
+    struct sigaction sa {};
+    sa.sa_handler = on_crash;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old_segv_);
+    sigaction(SIGBUS, &sa, &old_bus_);
+  }
+  ~CrashWhileClosing() {
+    sigaction(SIGSEGV, &old_segv_, nullptr);
+    sigaction(SIGBUS, &old_bus_, nullptr);
+  }
+  CrashWhileClosing(const CrashWhileClosing&) = delete;
+  CrashWhileClosing& operator=(const CrashWhileClosing&) = delete;
+
+ private:
+  static void on_crash(int) {
+    (void)!::write(STDERR_FILENO, line_, line_len_);
+    ::unlink(path_);
+    ::_exit(kExitRunError);
+  }
+  static inline char line_[4352];
+  static inline std::size_t line_len_ = 0;
+  static inline char path_[4096];
+  struct sigaction old_segv_ {
+  }, old_bus_{};
+};
+
 /// One variable of a group and where its values come from.
 struct VarPlan {
   Section section = Section::kPosterior;
@@ -206,12 +253,15 @@ class Writer {
     report(0.0);
     for (const auto& p : plans) write_var(p);
     // Everything to disk first, so that a failure is one of nc_sync, which abandon()
-    // handles, and nc_close has only the superblock left to rewrite in place (an I/O
-    // error there is the one failure that still crashes in netCDF: docs/output.md).
+    // handles, and nc_close has only the superblock left to rewrite in place (a failure
+    // there crashes inside netCDF: CrashWhileClosing turns that into hmc's line).
     check(nc_sync(ncid_));
     const int ncid = ncid_;
     ncid_ = -1;
-    check(nc_close(ncid));
+    {
+      const CrashWhileClosing guard(path_);
+      check(nc_close(ncid));
+    }
     created_ = false;
     report(1.0);
   }
