@@ -851,6 +851,26 @@ case_inputs() {
     "$HMC" resume "$work/stopped"
   # hmc summary reads only: the signal's default action ends it (143: killed by SIGTERM)
   HMC_TEST_HUNG_READ=draws.nc hung "hung draws.nc of hmc summary" TERM 143 "" -- "$HMC" summary "$work/done3"
+  # Under MPI the rank watchdog ends a checkpoint read that hangs, once it lasts /run/rank_timeout_s.
+  local t0 took rc err
+  HMC_TEST_SIGNAL=10 "$HMC" --config "$cfg" "${small[@]}" --set run.rank_timeout_s=2 --set "output.dir=$work/wd" \
+    >/dev/null 2>&1
+  if [[ -f $work/wd.partial/checkpoint.bin ]]; then
+    t0=$EPOCHREALTIME
+    err=$(LD_PRELOAD="$shim" HMC_TEST_HUNG_READ=checkpoint.bin timeout -k 2 30 \
+      "$MPIEXEC" -n 2 $MPIEXEC_FLAGS "$HMC" resume "$work/wd" 2>&1 >/dev/null)
+    rc=$?
+    took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    if [[ $rc -eq 4 && -f $work/wd.partial/checkpoint.bin ]] &&
+      grep -q '^hmc: run error: rank 0 made no progress for [0-9]* s (/run/rank_timeout_s): a read of its input does not return' <<<"$err" &&
+      awk -v t="$took" 'BEGIN { exit !(t < 15) }'; then
+      pass "hung checkpoint.bin of hmc resume on 2 ranks: the watchdog ends it in $took s, exit 4, checkpoint kept"
+    else
+      fail "hung checkpoint.bin on 2 ranks, rank_timeout_s 2: exit $rc after $took s: $(grep -m 2 . <<<"$err")"
+    fi
+  else
+    fail "a stopped run with /run/rank_timeout_s 2"
+  fi
   if diff -r "$work/stopped.partial" "$work/stopped.keep" >/dev/null; then
     pass "the stopped run is unchanged"
   else

@@ -79,24 +79,22 @@ HPP
   sed -e 's/static NoKeys from_config/static hmc::keys::Keys config_keys() { return {}; }\n  static NoKeys from_config/' \
     -e 's/"no_keys", "lacks config_keys"/"coin_toss", "takes a shipped name"/' -e 's/#include <string>/#include "hmc\/keys\/key.hpp"\n#include <string>/' \
     "$work/bad/no_keys.hpp" >"$work/bad/clash.hpp"
-  build_model "$work/bad" hmc-clash clash.hpp
-  rc=$?
-  if ((rc == 2)) && grep -q 'hmc-clash does not start: .*two models are named "coin_toss"' "$work/bad/hmc-clash.log" &&
-    [[ ! -e "$work/bad/hmc-clash" ]]; then
-    ok "a clash with a shipped name: exit 2, '$(tail -1 "$work/bad/hmc-clash.log")'"
-  else
-    fail "name clash: exit $rc, output: $(tail -3 "$work/bad/hmc-clash.log")"
-  fi
+  # refused NAME HEADER REGEX WHAT: hmc-build-model exits 2 with a line matching REGEX and writes no NAME.
+  refused() {
+    local name=$1 header=$2 pattern=$3 what=$4 rc
+    build_model "$work/bad" "$name" "$header"
+    rc=$?
+    if ((rc == 2)) && grep -q -- "$pattern" "$work/bad/$name.log" && [[ ! -e "$work/bad/$name" ]]; then
+      ok "$what: exit 2, '$(tail -1 "$work/bad/$name.log")'"
+    else
+      fail "$what: exit $rc, output: $(tail -3 "$work/bad/$name.log")"
+    fi
+  }
+  refused hmc-clash clash.hpp 'hmc-clash does not start: .*two models are named "coin_toss"' "a clash with a shipped name"
   # A header without its HMC_REGISTER_MODEL line: refused, nothing written.
   grep -v HMC_REGISTER_MODEL "$work/bad/clash.hpp" >"$work/bad/unregistered.hpp"
-  build_model "$work/bad" hmc-unregistered unregistered.hpp
-  rc=$?
-  if ((rc == 2)) && grep -q '^hmc-build-model: no model registered by unregistered.hpp' "$work/bad/hmc-unregistered.log" &&
-    [[ ! -e "$work/bad/hmc-unregistered" ]]; then
-    ok "a header without HMC_REGISTER_MODEL: exit 2, '$(tail -1 "$work/bad/hmc-unregistered.log")'"
-  else
-    fail "unregistered header: exit $rc, output: $(tail -3 "$work/bad/hmc-unregistered.log")"
-  fi
+  refused hmc-unregistered unregistered.hpp '^hmc-build-model: no model registered by unregistered.hpp' \
+    "a header without HMC_REGISTER_MODEL"
   # -o naming a directory, or a place that cannot be written: one line, exit 2, nothing left.
   mkdir -p "$work/bad/outdir"
   for target in "$work/bad/outdir" /proc/hmc-x; do

@@ -21,6 +21,8 @@
 // turns into a stream whose writes go through the wrapped write (glibc's own FILE writes
 // do not call the exported write). HDF5's file driver (draws.nc) uses open and pwrite.
 // Without HMC_TEST_ENOSPC_DIR it changes nothing.
+#include "preload.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -50,10 +52,8 @@ long g_from_nth = 1;                // and N
 std::atomic<bool> g_started{true};  // whether the budget counts yet
 std::atomic<long> g_from_seen{0};
 
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+using hmc_preload::mode_arg;
+using hmc_preload::real;
 
 using OpenFn = int (*)(const char*, int, ...);
 using OpenatFn = int (*)(int, const char*, int, ...);
@@ -236,10 +236,6 @@ FILE* fopen_common(const char* path, const char* mode, const char* name) {
   FILE* f = fopencookie(reinterpret_cast<void*>(static_cast<intptr_t>(fd)), mode, io);
   if (!f) cookie_close(reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
   return f;
-}
-
-mode_t mode_arg(int flags, va_list ap) {
-  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(ap, int)) : 0;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // HMC_TEST_HUNG_READ wait for ever, through signals (the kernel restarts such a read after
 // a handler returns). Only the process ending (a handler that exits, SIGKILL) ends it
 // (tests/cli/cli_test.sh, case inputs; docs/testing.md#inputs-that-block).
+#include "preload.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/types.h>
@@ -19,10 +21,8 @@ namespace {
 constexpr int kMaxFd = 1 << 16;
 std::atomic<bool> g_hung[kMaxFd];
 
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+using hmc_preload::mode_arg;
+using hmc_preload::real;
 
 using OpenFn = int (*)(const char*, int, ...);
 using OpenatFn = int (*)(int, const char*, int, ...);
@@ -48,10 +48,6 @@ int opened(int fd, const char* path) {
 }
 
 bool hung(int fd) { return fd >= 0 && fd < kMaxFd && g_hung[fd].load(); }
-
-mode_t mode_arg(int flags, va_list ap) {
-  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-}
 
 }  // namespace
 

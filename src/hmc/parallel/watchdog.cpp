@@ -209,6 +209,9 @@ void Watchdog::check(std::int64_t now) {
     if (activity == static_cast<int>(Activity::kWorking) && idle > timeout_ns) {
       fault(no_progress(r, seconds(idle), "busy without reaching its next MPI call"), kExitRunError);
     }
+    if (activity == static_cast<int>(Activity::kReading) && idle > timeout_ns) {
+      fault(no_progress(r, seconds(idle), "a read of its input does not return (a hung file system?)"), kExitRunError);
+    }
     all_waiting = all_waiting && activity == static_cast<int>(Activity::kWaiting);
     least_idle = std::min(least_idle, idle);
   }

@@ -10,9 +10,11 @@
 ///  - kWaiting: inside a collective, waiting for the other ranks. Never at fault.
 ///  - kWorking: computing between two MPI calls. At fault after the timeout without
 ///    entering or leaving an MPI call (a loop that does not end).
-///  - kSolo: rank 0 alone at work while the others wait (reading a checkpoint,
-///    writing blocks and checkpoints, the diagnostics and result files at the end).
-///    Exempt: only its heartbeats are checked.
+///  - kSolo: rank 0 alone at work while the others wait (writing blocks and
+///    checkpoints, the diagnostics and result files at the end). Exempt: only its
+///    heartbeats are checked.
+///  - kReading: reading input (a checkpoint, its tiles) with a read that may block (a
+///    hung network file system). At fault after the timeout, as kWorking.
 /// Rank 0 checks every rank; the other ranks check rank 0's heartbeats. A rank whose
 /// heartbeats stop, a working rank idle beyond the timeout, or every rank waiting
 /// beyond it (a deadlock, or a rank that left the run early) makes the rank that
@@ -24,7 +26,7 @@
 
 namespace hmc::parallel {
 
-enum class Activity : int { kWorking = 0, kWaiting = 1, kSolo = 2 };
+enum class Activity : int { kWorking = 0, kWaiting = 1, kSolo = 2, kReading = 3 };
 
 namespace detail {
 /// What this process's main thread is doing, and since when (steady clock, ns).

@@ -5,6 +5,8 @@
 /// agree on it), writes a checkpoint and ends with exit code 75. While the input is read
 /// (ReadingInput), the handler ends the process at once, also with 75.
 
+#include "hmc/parallel/watchdog.hpp"
+
 namespace hmc::services {
 
 /// \brief Exit code of a run stopped by a signal after writing its checkpoint
@@ -39,6 +41,8 @@ void throw_if_interrupted();
 /// where a read may block (a hung network file system, a slow device) and there is
 /// nothing to save. A signal that arrived before ends it at construction. `what` must
 /// outlive it (a string literal). Scopes may nest; rank 0 reads, on the main thread.
+/// While the rank watchdog runs (parallel/watchdog.hpp), such a read is at fault once it
+/// lasts /run/rank_timeout_s.
 class ReadingInput {
  public:
   explicit ReadingInput(const char* what);
@@ -48,6 +52,7 @@ class ReadingInput {
 
  private:
   const char* previous_;
+  parallel::ScopedActivity activity_{parallel::Activity::kReading};
 };
 
 }  // namespace hmc::services
