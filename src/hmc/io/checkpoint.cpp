@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 namespace hmc::io {
 
@@ -89,27 +90,16 @@ void write_checkpoint(const std::string& path, const CheckpointData& c) {
 
 CheckpointData read_checkpoint(const std::string& path) {
   std::string bytes;
-  int fd = -1;
   try {
-    fd = open_input_file(path);  // a regular file only: a FIFO would block the read
+    // a regular file only: a FIFO would block the read
+    bytes = read_regular_file(path, std::numeric_limits<std::int64_t>::max());
   } catch (const JsonInputError& e) {
-    const std::string why = e.what();
-    throw RunError("cannot read checkpoint " + path + ": " +
-                   (why.rfind("cannot open: ", 0) == 0 ? why.substr(13) : why));
-  }
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      throw RunError("cannot read checkpoint " + path + ": " + why);
+    std::string why = e.what();
+    for (const char* prefix : {"cannot open: ", "cannot read: "}) {
+      if (why.rfind(prefix, 0) == 0) why = why.substr(std::strlen(prefix));
     }
-    if (got == 0) break;
-    bytes.append(buf, static_cast<std::size_t>(got));
+    throw RunError("cannot read checkpoint " + path + ": " + why);
   }
-  ::close(fd);
   const std::string bad = "checkpoint " + path + " is corrupt or not an hmc checkpoint";
   if (bytes.size() < 32 || std::memcmp(bytes.data(), kMagic, 8) != 0) throw RunError(bad + " (no header)");
   std::uint64_t check = 0;

@@ -112,7 +112,7 @@ int open_input_file(const std::string& path) {
   return fd;
 }
 
-std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+std::string read_regular_file(const std::string& path, std::int64_t max_bytes) {
   const int fd = open_input_file(path);
   struct stat st {};
   if (::fstat(fd, &st) == 0 && st.st_size > max_bytes) {
@@ -139,6 +139,11 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
     }
   }
   ::close(fd);
+  return text;
+}
+
+std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+  std::string text = read_regular_file(path, max_bytes);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw JsonInputError("is empty");
   return text;
 }

@@ -53,8 +53,13 @@ int json_depth(const std::string& text, int limit, std::size_t* where = nullptr)
 /// file (a FIFO)" (a character device, a block device, a socket).
 int open_input_file(const std::string& path);
 
-/// \brief Reads a whole input file of at most `max_bytes` (open_input_file()). Throws
-/// JsonInputError with open_input_file()'s messages, "is empty" or "is larger than N MiB".
+/// \brief Reads a whole regular file of at most `max_bytes` (open_input_file()). Throws
+/// JsonInputError with open_input_file()'s messages, "cannot read: <errno text>" or "is
+/// larger than N MiB".
+std::string read_regular_file(const std::string& path, std::int64_t max_bytes);
+
+/// \brief read_regular_file() of a text input (config, data, JSON records); also throws
+/// JsonInputError "is empty" for a file of white space only.
 std::string read_input_file(const std::string& path, std::int64_t max_bytes);
 
 // dump_text(), shown() and printable() are in core/text.hpp (models and keys/ use them too).
