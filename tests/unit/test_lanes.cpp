@@ -43,7 +43,7 @@ TransitionRecord make_record(int n, int params, int stats) {
   r.accept_sum = hmc::ParticleView("accept_sum", n);
   r.divergences = hmc::ParticleView("divergences", n);
   r.steps_sum = hmc::ParticleView("steps_sum", n);
-  r.adapt = hmc::StateView("adapt", n, hmc::sampler::kAdaptColumns);
+  r.adapt = hmc::StateView("adapt", n, 3);  // the acceptance statistic and ChEES's two
   r.draws = hmc::DrawView("draws", n, 1, params);
   r.stats = hmc::DrawView("stats", n, 1, stats);
   return r;
@@ -111,7 +111,7 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
   settings.leapfrog_steps = c.steps;
   settings.max_tree_depth = c.depth;
   auto ks = Kernel::settings(settings);
-  if constexpr (hmc::sampler::adapts_length<Kernel>()) {
+  if constexpr (hmc::sampler::has_own_adaptation<Kernel>()) {
     ks.jitter = c.jitter;
     ks.length = c.length;
     ks.max_steps = 1000;

@@ -11,9 +11,20 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hmc {
+
+/// \brief What the warmup's checks found and repaired (sampler/health.hpp), over all ranks.
+struct WarmupRepairs {
+  int checks = 0;              ///< checks made
+  std::int64_t stuck = 0;      ///< particles found stuck (acceptance average below 0.05), summed over checks
+  std::int64_t far = 0;        ///< particles found far from the ensemble, summed over checks
+  std::int64_t restarted = 0;  ///< restarts
+  std::int64_t failed = 0;     ///< restarts that found no finite log density
+  int skipped_checks = 0;      ///< checks that found most particles flagged, and restarted none
+};
 
 /// \brief What warmup settled on (identical on every rank).
 struct Adapted {
@@ -24,6 +35,9 @@ struct Adapted {
   TrajectoryKind trajectory = TrajectoryKind::kFixed;  ///< hmc
   double trajectory_length = 0.0;                      ///< hmc with ChEES: adapted length (steps are jittered up to it)
   int leapfrog_steps = 0;                              ///< hmc: fixed steps
+  /// What a kernel's own adaptation settled on, by name (summary.json's "adaptation").
+  std::vector<std::pair<std::string, double>> values;
+  WarmupRepairs repairs;
 };
 
 /// \brief One block of recorded draws, handed over by the sampler on the host.

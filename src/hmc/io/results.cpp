@@ -410,6 +410,52 @@ json adaptation_json(const hmc::Adapted& a) {
     out["trajectory_length"] = a.trajectory_length;
     out["leapfrog_steps"] = a.leapfrog_steps;
   }
+  for (const auto& [name, value] : a.values) out[name] = number(value);
+  const auto& r = a.repairs;
+  out["warmup_checks"] = {{"checks", r.checks},
+                          {"stuck", r.stuck},
+                          {"far", r.far},
+                          {"restarted", r.restarted},
+                          {"restarts_failed", r.failed},
+                          {"skipped_checks", r.skipped_checks}};
+  return out;
+}
+
+std::vector<std::string> warning_causes(const hmc::Adapted& a, const SamplerStats& st, const sampler::Settings& s,
+                                        const std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  bool unconverged = false, divergent = false;
+  for (const auto& w : warnings) {
+    unconverged = unconverged || w.rfind("R-hat", 0) == 0 || w.rfind("separated modes", 0) == 0;
+    divergent = divergent || w.find("divergent transitions") != std::string::npos;
+  }
+  const auto& r = a.repairs;
+  if (r.skipped_checks > 0) {
+    out.push_back("likely cause: at " + std::to_string(r.skipped_checks) +
+                  " warmup check(s) most particles were stuck or far from the rest, too many to restart "
+                  "(separate modes, or a start far from the posterior): try a smaller /sampler/init/radius, "
+                  "/sampler/init/strategy prior or /sampler/init/values, and a longer /sampler/warmup");
+  } else if ((unconverged || divergent) && (r.restarted > 0 || r.failed > 0)) {
+    out.push_back(
+        "likely cause: warmup restarted " + std::to_string(r.restarted) + " particle(s) (" + std::to_string(r.stuck) +
+        " found stuck, " + std::to_string(r.far) + " far from the ensemble" +
+        (r.failed > 0 ? ", " + std::to_string(r.failed) + " could not move" : "") +
+        "): heavy tails (a scale with a wide prior), separate modes, or a start far from the posterior; try a longer "
+        "/sampler/warmup, a smaller /sampler/init/radius, or tighter priors on scales");
+  }
+  const bool nuts = a.algorithm == "nuts";
+  const double cap = nuts ? std::ldexp(1.0, s.max_tree_depth) - 1.0 : static_cast<double>(s.adapt.max_leapfrog);
+  const bool adapted_length = nuts || a.trajectory == TrajectoryKind::kChees;
+  const bool long_paths = adapted_length && st.mean_leapfrog_steps >= 0.25 * cap;
+  if (long_paths) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", st.mean_leapfrog_steps);
+    out.push_back(std::string("likely cause: trajectories of ") + buf +
+                  " leapfrog steps on average, the step size being small next to the posterior's widest scale "
+                  "(strong correlation, or scales far apart): try /sampler/adapt/metric dense (up to 100 "
+                  "coordinates) or a reparametrisation" +
+                  (nuts ? std::string() : ", or /sampler/algorithm nuts"));
+  }
   return out;
 }
 

@@ -85,6 +85,13 @@ nlohmann::json summary_json(const std::vector<diagnostics::ParameterSummary>& pa
 /// \brief What warmup settled on, for summary.json and run.json.
 nlohmann::json adaptation_json(const hmc::Adapted& adapted);
 
+/// \brief Sentences that name the likely cause of a run's trouble and the keys that help,
+/// from what warmup did (restarts: heavy tails, initialisation, modes) and the length of
+/// its trajectories (correlation); empty when neither points to anything. They follow the
+/// `warnings` (diagnostics::warnings) in summary.json and the table.
+std::vector<std::string> warning_causes(const hmc::Adapted& adapted, const SamplerStats& st, const sampler::Settings& s,
+                                        const std::vector<std::string>& warnings);
+
 /// \brief The table rank 0 prints at the end of a run.
 std::string summary_table(const std::vector<diagnostics::ParameterSummary>& params, const SamplerStats& stats,
                           const Timings& t, const hmc::Adapted& adapted, const std::vector<std::string>& warnings);

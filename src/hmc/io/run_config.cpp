@@ -39,6 +39,7 @@ RunConfig run_config(const json& config) {
   s.adapt.metric = parse_mode<MetricKind>(v.string("/sampler/adapt/metric"));
   s.adapt.trajectory = parse_mode<TrajectoryKind>(v.string("/sampler/adapt/trajectory"));
   s.adapt.max_leapfrog = static_cast<int>(v.integer("/sampler/adapt/max_leapfrog"));
+  s.adapt.restarts = v.boolean("/sampler/adapt/restarts");
   s.algorithm = parse_mode<Algorithm>(v.string("/sampler/algorithm"));
   s.max_tree_depth = static_cast<int>(v.integer("/sampler/max_tree_depth"));
   s.adapt.init_buffer = static_cast<int>(v.integer("/sampler/adapt/init_buffer"));

@@ -117,6 +117,12 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .default_(1000)
           .doc("`chees`: most steps of one trajectory; during warmup the length is also kept within [ε, ε · "
                "max_leapfrog]. Not used with `fixed`"));
+  add(keys::boolean("/sampler/adapt/restarts")
+          .default_(true)
+          .doc("restart, at warmup's checks (every 25 iterations and each metric window's end), the particles whose "
+               "acceptance stays near 0 or that sit far outside the ensemble, from a normal fitted to the others "
+               "(docs/sampler.md, robust warmup); never after warmup. `false`: such particles are still left out of "
+               "the ensemble statistics, but stay where they are"));
   add(keys::integer("/sampler/adapt/init_buffer")
           .in_range(0, 1e9)
           .default_(75)

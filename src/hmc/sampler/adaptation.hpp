@@ -41,6 +41,7 @@ struct AdaptSettings {
   int init_buffer = 75, term_buffer = 50, base_window = 25;  ///< metric windows (Stan's defaults)
   int max_leapfrog = 1000;                                   ///< cap on ChEES steps per trajectory
   double chees_learning_rate = 0.025;                        ///< Adam step on log(trajectory length)
+  bool restarts = true;  ///< restart stuck and far particles at warmup's checks (health.hpp)
 };
 
 /// Largest dimension for which a dense metric is estimated.

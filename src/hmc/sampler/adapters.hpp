@@ -1,9 +1,9 @@
 #pragma once
 /// \file
-/// \brief The warmup's adapters, each with its state and that state's checkpoint form:
-/// the step size (dual averaging), the metric (Stan's windows, estimated from the whole
-/// ensemble) and the ChEES path length. The loop (run.hpp) feeds them the ensemble's
-/// reproducible sums; none of them knows the kernel.
+/// \brief The warmup's adapters that every kernel shares, each with its state and that
+/// state's checkpoint form: the step size (dual averaging) and the metric (Stan's
+/// windows, estimated from the healthy particles of the ensemble). The warmup
+/// (warmup.hpp) feeds them the ensemble's reproducible sums; neither knows the kernel.
 
 #include "hmc/core/ensemble_sum.hpp"
 #include "hmc/core/types.hpp"
@@ -48,64 +48,9 @@ class StepSizeAdapter {
   double step_size_;
 };
 
-/// \brief The ChEES path length: Adam on log T during warmup, the geometric mean of
-/// its second half after.
-///
-/// Adam follows the estimate of d log ChEES / d log T, 4 Σ a·t·δ·(q' - q̄)ᵀ W Σ p' / Σ a·δ²
-/// (sums over the ensemble, a the acceptance probabilities; hmc_kernel.hpp): a ratio, so
-/// its scale does not change with the posterior's or the metric's, and one early gradient
-/// of another scale cannot hold Adam's steps small for the rest of warmup. When the first
-/// metric is estimated the length starts over at 1 (restart()): the positions are then
-/// whitened, and the scale of the unit metric's length means nothing to them.
-class ChEESAdapter {
- public:
-  ChEESAdapter(double initial_length, const AdaptSettings& a, int warmup)
-      : chees_(initial_length, a.chees_learning_rate), length_(initial_length), warmup_(warmup) {}
-  /// The length in use.
-  double length() const { return length_; }
-  /// Before a warmup iteration: the current Adam iterate.
-  void begin_iteration() { length_ = chees_.length(); }
-  /// After warmup iteration `it`: the ensemble sums Σ a · gradient term and Σ a · δ²,
-  /// the bounds [step size, step size × max_leapfrog].
-  void update(int it, double weighted_gradient, double weighted_spread, double min_length, double max_length) {
-    const double gradient = weighted_spread > 0.0 ? 4.0 * weighted_gradient / weighted_spread : 0.0;
-    chees_.update(gradient, min_length, max_length);
-    if (it > warmup_ - std::max(1, warmup_ / 2)) {
-      log_length_sum_ += std::log(chees_.length());
-      ++log_length_count_;
-    }
-  }
-  /// The Adam iterate (finite and positive while the adaptation is sound).
-  double current() const { return chees_.length(); }
-  /// Starts Adam over at length `t` (its moment estimate too).
-  void restart(double t) { chees_.restore({std::log(t), 0.0, 0}); }
-  void freeze() {
-    if (log_length_count_ > 0) length_ = std::exp(log_length_sum_ / log_length_count_);
-  }
-
-  void save(SavedState& out) const {
-    chees_.save(out, "chees");
-    out.put("chees_length", {length_, log_length_sum_, static_cast<double>(log_length_count_)});
-  }
-  void load(const SavedState& in) {
-    chees_.load(in, "chees");
-    const auto& v = in.get("chees_length");
-    length_ = v.at(0);
-    log_length_sum_ = v.at(1);
-    log_length_count_ = static_cast<int>(v.at(2));
-  }
-
- private:
-  ChEES chees_;
-  double length_;
-  int warmup_;
-  double log_length_sum_ = 0.0;
-  int log_length_count_ = 0;
-};
-
 /// \brief The metric Σ: unit until the first of Stan's windows ends, then the
-/// regularised variances (diag: of the window's draws of all particles) or the
-/// covariance of the ensemble at the window's end (dense).
+/// regularised variances (diag: of the window's draws of the healthy particles) or the
+/// covariance of the healthy particles at the window's end (dense).
 class MetricAdapter {
   using Policy = Kokkos::RangePolicy<ExecSpace>;
 
@@ -118,7 +63,7 @@ class MetricAdapter {
         windows_(s.warmup, s.adapt),
         active_(s.adapt.enabled && s.warmup > 0 && kind_ != MetricKind::kUnit && windows_.first() > 0),
         dense_(kind_ == MetricKind::kDense),
-        window_sums_("hmc::window_sums", active_ && !dense_ ? n : 0, 2 * dim),
+        window_sums_("hmc::window_sums", active_ && !dense_ ? n : 0, 2 * dim + 1),
         metric_(unit_metric(dim)),
         inv_metric_(dim, 1.0) {}
 
@@ -128,15 +73,17 @@ class MetricAdapter {
   MetricKind kind() const { return current_; }
   const std::vector<double>& inv_metric() const { return inv_metric_; }
 
-  /// After warmup iteration `it` (positions q): adds the draws to the window; at its
-  /// end, estimates the metric. Returns true when a window ended (the step size's
-  /// averaging then starts over).
-  bool update(int it, const StateView& q, ReproducibleSums& sums) {
-    if (!active_ || !windows_.in_window(it)) return false;
-    if (!dense_) accumulate(q);
-    ++window_iterations_;
-    if (!windows_.window_end(it)) return false;
-    const auto estimate = dense_ ? covariance(q, sums) : window_variances(sums);
+  /// After warmup iteration `it` (positions q): adds the draws to the window (diag).
+  void accumulate(int it, const StateView& q) {
+    if (active_ && !dense_ && windows_.in_window(it)) add(q);
+  }
+  /// Whether a metric window ends at warmup iteration `it`.
+  bool window_end(int it) const { return active_ && windows_.window_end(it); }
+  /// At a window's end: the estimate from the particles of weight 1 (`weights`), and a
+  /// new window. The previous metric stays where too few particles give no positive
+  /// definite estimate.
+  void estimate(const StateView& q, const ParticleView& weights, ReproducibleSums& sums) {
+    const auto estimate = dense_ ? covariance(q, weights, sums) : window_variances(weights, sums);
     try {
       metric_ = dense_ ? dense_metric(estimate, dim_) : diagonal_metric(estimate);
       inv_metric_ = estimate;
@@ -145,23 +92,20 @@ class MetricAdapter {
       // Too few particles for a positive definite covariance: keep the previous metric.
     }
     if (!dense_) Kokkos::deep_copy(window_sums_, 0.0);
-    window_iterations_ = 0;
-    return true;
   }
 
-  /// Per-particle state (diag: the window sums of q_j and q_j²), part of the checkpoint rows.
-  int row_columns() const { return active_ && !dense_ ? 2 * dim_ : 0; }
+  /// Per-particle state (diag: the window sums of q_j and q_j² and the iterations
+  /// summed), part of the checkpoint rows.
+  int row_columns() const { return active_ && !dense_ ? 2 * dim_ + 1 : 0; }
   const StateView& rows() const { return window_sums_; }
 
   void save(SavedState& out) const {
     out.put("metric_kind", static_cast<double>(current_));
     out.put("inv_metric", inv_metric_);
-    out.put("window_iterations", static_cast<double>(window_iterations_));
   }
   void load(const SavedState& in) {
     current_ = static_cast<MetricKind>(static_cast<int>(in.scalar("metric_kind")));
     inv_metric_ = in.get("inv_metric");
-    window_iterations_ = static_cast<int>(in.scalar("window_iterations"));
     if (current_ == MetricKind::kDense) {
       metric_ = dense_metric(inv_metric_, dim_);
     } else if (current_ == MetricKind::kDiag) {
@@ -174,7 +118,7 @@ class MetricAdapter {
   // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
   // in public member functions; they are not part of the interface.
   /// Adds q_j and q_j² of every particle to its window sums.
-  void accumulate(const StateView& q) const {
+  void add(const StateView& q) const {
     const auto sums = window_sums_;
     const int d = dim_;
     Kokkos::parallel_for(
@@ -183,37 +127,60 @@ class MetricAdapter {
             sums(i, j) += q(i, j);
             sums(i, d + j) += q(i, j) * q(i, j);
           }
+          sums(i, 2 * d) += 1.0;
         });
   }
 
-  /// Regularised variances of the window's draws of all particles.
-  std::vector<double> window_variances(ReproducibleSums& sums) const {
-    const auto total = sums(window_sums_, n_, particles_);
-    const double n = static_cast<double>(particles_) * window_iterations_;
+  /// Forgets the window sums of the particles with restarted(i) != 0 (their earlier
+  /// positions are not the ensemble's).
+  void forget(const ParticleView& restarted) const {
+    if (!active_ || dense_) return;
+    const auto sums = window_sums_;
+    const int cols = 2 * dim_ + 1;
+    Kokkos::parallel_for(
+        "hmc::window_forget", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          if (restarted(i) != 0.0)
+            for (int c = 0; c < cols; ++c) sums(i, c) = 0.0;
+        });
+  }
+
+  /// Regularised variances of the window's draws of the particles of weight 1.
+  std::vector<double> window_variances(const ParticleView& weights, ReproducibleSums& sums) const {
+    const int cols = 2 * dim_ + 1;
+    StateView weighted("hmc::window_weighted", n_, cols);
+    const auto ws = window_sums_;
+    Kokkos::parallel_for(
+        "hmc::window_weighted", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          for (int c = 0; c < cols; ++c) weighted(i, c) = weights(i) * ws(i, c);
+        });
+    const auto total = sums(weighted, n_, particles_);
+    const double n = total[2 * dim_];
     std::vector<double> var(dim_);
     for (int j = 0; j < dim_; ++j) {
-      const double mean = total[j] / n;
+      const double mean = n > 0 ? total[j] / n : 0.0;
       const double v = n > 1 ? (total[dim_ + j] - n * mean * mean) / (n - 1) : 1.0;
       var[j] = regularise(v > 0 ? v : 0.0, n, true);
     }
     return var;
   }
 
-  /// Regularised covariance of the ensemble's current positions (dense metric).
-  std::vector<double> covariance(const StateView& q, ReproducibleSums& sums) const {
+  /// Regularised covariance of the current positions of the particles of weight 1 (dense metric).
+  std::vector<double> covariance(const StateView& q, const ParticleView& weights, ReproducibleSums& sums) const {
     const int d = dim_;
-    const int cols = d + d * (d + 1) / 2;
+    const int cols = d + d * (d + 1) / 2 + 1;
     StateView products("hmc::covariance_terms", n_, cols);
     Kokkos::parallel_for(
         "hmc::covariance_terms", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          const double w = weights(i);
           int c = d;
           for (int a = 0; a < d; ++a) {
-            products(i, a) = q(i, a);
-            for (int b = 0; b <= a; ++b) products(i, c++) = q(i, a) * q(i, b);
+            products(i, a) = w * q(i, a);
+            for (int b = 0; b <= a; ++b) products(i, c++) = w * q(i, a) * q(i, b);
           }
+          products(i, c) = w;
         });
     const auto total = sums(products, n_, particles_);
-    const double n = static_cast<double>(particles_);
+    const double n = total[static_cast<std::size_t>(cols - 1)];
     std::vector<double> cov(d * d);
     int c = d;
     for (int a = 0; a < d; ++a)
@@ -231,10 +198,9 @@ class MetricAdapter {
   MetricKind current_ = MetricKind::kUnit;  ///< the one in use
   WindowSchedule windows_;
   bool active_, dense_;
-  StateView window_sums_;  ///< per particle: sums of q_j and q_j² over the current window (diag)
+  StateView window_sums_;  ///< per particle: sums of q_j and q_j² over the current window, and its iterations (diag)
   Metric metric_;
   std::vector<double> inv_metric_;
-  int window_iterations_ = 0;
 };
 
 }  // namespace hmc::sampler

@@ -10,6 +10,7 @@
 /// sampler/kernel.hpp, with a lane path (lanes.hpp).
 
 #include "hmc/core/pack.hpp"
+#include "hmc/sampler/chees.hpp"
 #include "hmc/sampler/kernel.hpp"
 #include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/leapfrog.hpp"
@@ -29,7 +30,8 @@ struct HmcKernel {
     VectorView centre;  ///< ensemble mean of q, when the ChEES gradient is wanted (else empty)
   };
   static constexpr const char* name = "hmc";
-  static constexpr bool kAdaptsLength = true;
+  /// Its own warmup part: the ChEES path length (sampler/chees.hpp).
+  using Adaptation = ChEESAdaptation<HmcKernel>;
   /// Columns of stat_columns().
   enum Column : int { kLp = 0, kAccept, kStepSize, kSteps, kDiverging, kEnergy };
   static std::vector<StatColumn> stat_columns() { return hmc_stat_columns(); }
@@ -108,15 +110,15 @@ struct HmcKernel {
     return {g, delta * delta};
   }
 
-  /// The warmup's ChEES sums of particle i (adapt columns 1 and 2: a · gradient term,
-  /// a · δ², a the acceptance probability); 0 when the length is not adapted.
+  /// The warmup's ChEES statistics of particle i (its adaptation's columns 0 and 1:
+  /// a · gradient term, a · δ², a the acceptance probability); 0 when the length is not adapted.
   template <class RE, class RB, class RP>
   KOKKOS_INLINE_FUNCTION void record_chees(int i, double accept_prob, const RE& q_end, const RB& q_begin,
                                            const RP& p_end, int steps) const {
     CheesTerms c;
     if (opts.centre.extent(0) > 0 && accept_prob > 0.0) c = chees_terms(q_end, q_begin, p_end, steps * step.step_size);
-    step.record.adapt(i, 1) = accept_prob * c.gradient;
-    step.record.adapt(i, 2) = accept_prob * c.spread;
+    step.adapt_stat(i, 0, accept_prob * c.gradient);
+    step.adapt_stat(i, 1, accept_prob * c.spread);
   }
 
   /// \brief The Metropolis test of a trajectory from energy h0 to log density lp1 with
@@ -132,16 +134,10 @@ struct HmcKernel {
     stream.uniform2(step.iteration, kUseAccept, u, unused);
     return verdict(delta, math::exp(-delta / step.temperature), u, -lp1 + k1, h0);
   }
-  /// ΔH = H1 - H0 of an end point with log density lp1 and kinetic energy k1; a
-  /// non-finite end point (log density -inf, +inf or NaN) has ΔH = +inf, a divergence.
-  static KOKKOS_INLINE_FUNCTION double energy_error(double lp1, double h0, double k1) {
-    const double delta = (-lp1 + k1) - h0;
-    return (!math::isfinite(lp1) || math::isnan(delta)) ? math::infinity() : delta;
-  }
   /// The test itself, from ΔH, exp(-ΔH / T) (computed by the caller: the lane path does
   /// all lanes at once), the uniform u and the two energies.
   static KOKKOS_INLINE_FUNCTION Verdict verdict(double delta, double exp_delta, double u, double h1, double h0) {
-    const bool diverged = delta > kDivergenceThreshold;
+    const bool diverged = is_divergence(delta);
     const double a = diverged ? 0.0 : (delta <= 0.0 ? 1.0 : exp_delta);
     const bool accepted = u < a;
     return {a, diverged, accepted, accepted ? h1 : h0};

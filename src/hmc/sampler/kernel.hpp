@@ -18,9 +18,9 @@
 /// (`KOKKOS_INLINE_FUNCTION void operator()(const TeamMember&) const`, used where the
 /// model's gradient runs on a team), transitions of particles in the host's vector lanes (a member
 /// `void lanes(int task) const`, `static int lane_tasks(int n)` tasks for n particles,
-/// and `static bool lanes_for(int dim)`), and a path
-/// length that ChEES adapts (`static constexpr bool kAdaptsLength = true` and a
-/// Settings with `length` and `centre`). check_kernel<K, Model>() asserts each member
+/// and `static bool lanes_for(int dim)`), and an adaptation of its own (a nested type
+/// `Adaptation`: the warmup part of its own settings, such as HMC's ChEES path length;
+/// sampler/warmup.hpp gives its members). check_kernel<K, Model>() asserts each member
 /// with a message naming it (tests/compile).
 ///
 /// A transition reads and writes the particle's position, gradient and log density
@@ -39,6 +39,7 @@
 #include "hmc/sampler/settings.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -48,6 +49,16 @@ namespace hmc::sampler {
 
 /// An energy error above this marks the transition divergent (Stan's rule).
 inline constexpr double kDivergenceThreshold = 1000.0;
+
+/// \brief ΔH = H1 - H0 of an end point with log density lp1 and kinetic energy k1 from a
+/// start of energy h0; a non-finite end point (log density -inf, +inf or NaN) has
+/// ΔH = +inf. The one energy-error rule of every kernel, scalar and lane paths.
+KOKKOS_INLINE_FUNCTION double energy_error(double lp1, double h0, double k1) {
+  const double delta = (-lp1 + k1) - h0;
+  return (!math::isfinite(lp1) || math::isnan(delta)) ? math::infinity() : delta;
+}
+/// Whether a step of energy error delta (energy_error) is a divergence.
+KOKKOS_INLINE_FUNCTION bool is_divergence(double delta) { return delta > kDivergenceThreshold; }
 
 /// \brief The state of a rank's particles: positions, gradients, log densities, and the
 /// model's working memory. All Views are [local particle][...].
@@ -66,18 +77,15 @@ struct EnsembleState {
   KOKKOS_INLINE_FUNCTION Row scratch(int i) const { return work.extent(1) > 0 ? row(work, i) : Row{nullptr, 0}; }
 };
 
-/// Columns of TransitionRecord::adapt.
-inline constexpr int kAdaptColumns = 3;
-
 /// \brief What transitions report: running sums per particle, the statistics the warmup
 /// reduces, and the recorded draws.
 struct TransitionRecord {
   ParticleView accept_sum;   ///< sum of the acceptance statistic over counted iterations
   ParticleView divergences;  ///< divergent transitions over counted iterations
   ParticleView steps_sum;    ///< gradient evaluations, all iterations
-  StateView adapt;           ///< [particle][kAdaptColumns]: acceptance statistic a_i; two kernel-specific terms (ChEES)
-  DrawView draws;            ///< [particle][slot][param], constrained values
-  DrawView stats;            ///< [particle][slot][statistic], the kernel's stat_columns()
+  StateView adapt;  ///< [particle][1 + the kernel adaptation's columns]: acceptance statistic a_i, then its own
+  DrawView draws;   ///< [particle][slot][param], constrained values
+  DrawView stats;   ///< [particle][slot][statistic], the kernel's stat_columns()
 };
 
 /// \brief What the loop hands a kernel at each launch.
@@ -119,6 +127,9 @@ struct Step {
       record.divergences(i) += diverged ? 1.0 : 0.0;
     }
   }
+  /// Column k of the statistics that particle i's transition gives the kernel's own
+  /// adaptation (warmup.hpp: Adaptation::kColumns of them; reduced over the healthy particles).
+  KOKKOS_INLINE_FUNCTION void adapt_stat(int i, int k, double value) const { record.adapt(i, 1 + k) = value; }
   /// Records the constrained parameters of q (when this iteration records a draw).
   template <class Model, class R>
   KOKKOS_INLINE_FUNCTION void record_params(const Model& model, int i, const R& q) const {
@@ -129,6 +140,20 @@ struct Step {
   KOKKOS_INLINE_FUNCTION void record_stat(int i, int column, double value) const {
     if (slot >= 0) record.stats(i, slot, column) = value;
   }
+};
+
+/// \brief What a kernel's own adaptation (K::Adaptation, sampler/warmup.hpp) is told of
+/// an iteration: before it (`before`) or after it, in warmup (`update`).
+struct AdaptationContext {
+  const Settings* settings = nullptr;
+  int iteration = 0;            ///< 1-based, warmup included
+  bool warmup = false;          ///< iteration <= settings->warmup
+  bool adapting = false;        ///< a warmup iteration of a run that adapts
+  double step_size = 0.0;       ///< before: this iteration's; update: the next one's
+  double last_step_size = 0.0;  ///< update: the step size this iteration ran with
+  /// The ensemble mean of q over the healthy particles (all ranks: collective, so every
+  /// rank calls it equally often).
+  std::function<VectorView()> healthy_mean;
 };
 
 /// \brief A kernel's settings, statistics and scratch, for callers that hold no kernel
@@ -196,9 +221,9 @@ struct has_team<K, std::void_t<decltype(std::declval<const K&>()(std::declval<co
     : std::true_type {};
 
 template <class, class = void>
-struct adapts_length : std::false_type {};
+struct has_adaptation : std::false_type {};
 template <class K>
-struct adapts_length<K, std::enable_if_t<K::kAdaptsLength>> : std::true_type {};
+struct has_adaptation<K, std::void_t<typename K::Adaptation>> : std::true_type {};
 }  // namespace detail
 
 /// Whether kernel K has a transition of a block of lanes (host only).
@@ -214,10 +239,10 @@ constexpr bool has_team_transition() {
   return detail::has_team<K>::value;
 }
 
-/// Whether ChEES adapts kernel K's path length (K::Settings::length, K::Settings::centre).
+/// Whether kernel K adapts settings of its own in warmup (a nested type K::Adaptation).
 template <class K>
-constexpr bool adapts_length() {
-  return detail::adapts_length<K>::value;
+constexpr bool has_own_adaptation() {
+  return detail::has_adaptation<K>::value;
 }
 
 /// \brief Compile-time check of a transition kernel K for Model: one message per

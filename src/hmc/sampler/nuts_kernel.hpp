@@ -191,10 +191,9 @@ struct NutsKernel {
     const int s = t.n_steps++;
     const double lp = in.lp;
     const double h = -lp + in.kinetic;
-    double delta = h - t.h0;
-    if (!math::isfinite(lp) || math::isnan(delta)) delta = math::infinity();
+    const double delta = energy_error(lp, t.h0, in.kinetic);
     const double lw = -delta / step.temperature;
-    if (delta > kDivergenceThreshold) {
+    if (is_divergence(delta)) {
       t.sum_accept += math::exp(lw);
       t.diverging = true;
       return {true, false, h};
@@ -221,6 +220,21 @@ struct NutsKernel {
     t.w_sub = w_sub;
     return {false, take, h};
   }
+
+  /// \brief The generalised U-turn criterion of a tree or subtree whose edges have the
+  /// momenta p_minus and p_plus and whose momentum sum is rho(j): adds p♯₋·ρ to da and
+  /// p♯₊·ρ to db (T: double, or a Pack of lanes). The one U-turn test of the kernel: the
+  /// binary subtrees of a new subtree, the whole tree, and the lane path's subtrees.
+  template <class T, class PM, class PP, class Rho>
+  KOKKOS_INLINE_FUNCTION void u_turn_dots(const PM& p_minus, const PP& p_plus, const Rho& rho, T& da, T& db) const {
+    for (int j = 0; j < step.dim; ++j) {
+      const T r = rho(j);
+      da += step.metric.velocity(p_minus, j) * r;
+      db += step.metric.velocity(p_plus, j) * r;
+    }
+  }
+  /// Whether a tree with the dot products (da, db) of u_turn_dots goes on (it has not turned).
+  static KOKKOS_INLINE_FUNCTION bool no_u_turn(double da, double db) { return da > 0.0 && db > 0.0; }
 
   /// The U-turn checkpoints of leaf n of a subtree: an even leaf stores its momentum and
   /// partial sum at checkpoint `store`; an odd one ends as many binary subtrees as its
@@ -264,12 +278,9 @@ struct NutsKernel {
       // ρ of the binary subtree from checkpoint k's leaf to here.
       const Row pk = checkpoint(i, k, false), rk = checkpoint(i, k, true);
       double da = 0.0, db = 0.0;
-      for (int j = 0; j < dim; ++j) {
-        const double r = rs(j) - rk(j) + pk(j);
-        da += step.metric.velocity(pk, j) * r;
-        db += step.metric.velocity(wp, j) * r;
-      }
-      if (!(da > 0.0 && db > 0.0)) {
+      u_turn_dots(
+          pk, wp, [&](int j) { return rs(j) - rk(j) + pk(j); }, da, db);
+      if (!no_u_turn(da, db)) {
         finish(i, t);  // a turning subtree: its points are not sampled from
         return;
       }
@@ -302,15 +313,12 @@ struct NutsKernel {
     // the same test on every binary subtree of the final tree, whichever point it was
     // built from, which detailed balance needs. (Stan's extra checks across a junction
     // would have to be made at every junction inside a subtree too, not only here.)
-    const Row rho = part(i, kRho), other = part(i, kOtherP);
+    const Row rho = part(i, kRho);
+    for (int j = 0; j < dim; ++j) rho(j) += rs(j);
     double a = 0.0, b = 0.0;
-    for (int j = 0; j < dim; ++j) {
-      rho(j) += rs(j);
-      a += step.metric.velocity(other, j) * rho(j);
-      b += step.metric.velocity(wp, j) * rho(j);
-    }
+    u_turn_dots(part(i, kOtherP), wp, rho, a, b);
     ++t.depth;
-    const bool on = a > 0.0 && b > 0.0;
+    const bool on = no_u_turn(a, b);
     if (!on || t.depth >= opts.max_depth) {
       finish(i, t);
       return;
@@ -323,8 +331,6 @@ struct NutsKernel {
     t.done = true;
     const double accept = t.n_steps > 0 ? t.sum_accept / t.n_steps : 0.0;
     step.tally(i, accept, t.diverging, t.n_steps);
-    step.record.adapt(i, 1) = 0.0;
-    step.record.adapt(i, 2) = 0.0;
     step.record_params(model, i, row(step.state.q, i));
     step.record_stat(i, kLp, step.state.lp(i));
     step.record_stat(i, kAccept, accept);
@@ -437,10 +443,7 @@ struct NutsKernel {
         const Pack kinetic = step.metric.kinetic(PackRow{p});
         for (int j = 0; j < dim; ++j) rs[j] += p[j];
         Pack lw, u0, u1;
-        HMC_LANES_LOOP {
-          const double delta = -lp[l] + kinetic[l] - h0[l];
-          lw[l] = (math::isfinite(lp[l]) && !math::isnan(delta)) ? -delta / temperature : -math::infinity();
-        }
+        HMC_LANES_LOOP lw[l] = -energy_error(lp[l], h0[l], kinetic[l]) / temperature;
         const Pack w = math::exp(lw - ref);
         lane_uniform2(streams, step.iteration, use, u0, u1);
         // Each lane's control (scalar), then the parts that touch the coordinates for
@@ -511,13 +514,10 @@ struct NutsKernel {
           const PackRow cp{ckpt + (2 * k) * dim};
           const Pack* cr = ckpt + (2 * k + 1) * dim;
           Pack da(0.0), db(0.0);
-          for (int j = 0; j < dim; ++j) {
-            const Pack r = rs[j] - cr[j] + cp(j);
-            da += step.metric.velocity(cp, j) * r;
-            db += step.metric.velocity(PackRow{p}, j) * r;
-          }
+          u_turn_dots(
+              cp, PackRow{p}, [&](int j) { return Pack(rs[j] - cr[j] + cp(j)); }, da, db);
           for (int l = 0; l < W; ++l) {
-            if (live[l] && lo[l] <= k && k <= hi[l] && !(da[l] > 0.0 && db[l] > 0.0)) turned[l] = true;
+            if (live[l] && lo[l] <= k && k <= hi[l] && !no_u_turn(da[l], db[l])) turned[l] = true;
           }
         }
         for (int l = 0; l < W; ++l) {

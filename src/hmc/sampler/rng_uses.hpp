@@ -14,6 +14,7 @@
 ///   kUseLeaf + m               nuts     multinomial choices at the tree's steps 2m (u0) and 2m + 1 (u1)
 ///   kUseDoubling + depth       nuts     direction of doubling `depth` (u0) and its biased choice (u1)
 ///   kUseJitter                 hmc      ChEES: the jittered number of steps
+///   kUseRestart + a·ceil(d/2) + j/2   warmup   a restarted particle's normals, attempt a (health.hpp)
 ///   kUseAccept                 hmc      the Metropolis test (also the toy RWM's)
 ///
 /// Iteration 0 is the initialisation (InitParticles): uniforms of use
@@ -25,6 +26,7 @@
 
 namespace hmc::sampler {
 
+inline constexpr std::uint32_t kUseRestart = 0x40000000u;
 inline constexpr std::uint32_t kUseLeaf = 0x80000000u;
 inline constexpr std::uint32_t kUseDoubling = 0xFFFF0000u;
 inline constexpr std::uint32_t kUseJitter = 0xFFFFFFFEu;

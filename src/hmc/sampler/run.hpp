@@ -6,19 +6,20 @@
 /// an Allreduce (core/ensemble_sum.hpp), progress through a callback, and it returns host copies of
 /// what it recorded. Nor does it know the algorithm: the transition kernel
 /// (sampler/kernel.hpp) is a template parameter, and its statistics, scratch and
-/// random numbers are its own.
+/// random numbers are its own; nor the adaptation: the warmup (sampler/warmup.hpp) is
+/// one part, called before and after each iteration.
 
 #include "hmc/core/draws.hpp"
 #include "hmc/core/ensemble_sum.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/model/concept.hpp"
-#include "hmc/sampler/adapters.hpp"
 #include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/init.hpp"
 #include "hmc/sampler/kernel.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
+#include "hmc/sampler/warmup.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,14 +38,6 @@ class InitError : public RunError {
   using RunError::RunError;
 };
 
-/// \brief Warmup adaptation left the step size or the path length non-finite or not
-/// positive (an absurd /sampler/step_size, or a log density that overflows): the run
-/// stops instead of sampling with them (and is not resumable: it would diverge again).
-class AdaptationError : public RunError {
- public:
-  explicit AdaptationError(const std::string& what) : RunError("run error: " + what) {}
-};
-
 struct Progress {
   int iteration;  ///< 1-based, warmup included
   int total;      ///< warmup + draws
@@ -61,7 +54,7 @@ using ProgressCallback = std::function<void(const Progress&)>;
 struct LoopState {
   int iteration = 0;      ///< iterations completed (warmup included); 0 after initialisation
   std::string algorithm;  ///< the kernel's name: a checkpoint of one is refused by another
-  SavedState adapters;    ///< what the adapters saved (step size, metric, ChEES)
+  SavedState adapters;    ///< what the warmup's parts saved (step size, metric, health, the kernel's own)
 };
 
 /// \brief The particles [first, first + count) of an ensemble of `s.particles` on one rank.
@@ -89,24 +82,15 @@ class EnsembleSampler {
         n_(static_cast<int>(count)),
         dim_(model.dim()),
         state_(n_, dim_, model::scratch_size(model)),
-        sums_(std::move(allreduce)),
-        adapt_(s.adapt.enabled && s.warmup > 0),
-        chees_(adapts_length<Kernel>() && s.adapt.enabled && s.adapt.trajectory == TrajectoryKind::kChees),
+        sums_(allreduce),
         capacity_(capacity_for(s)),
         kernel_(model, Kernel::settings(s),
                 StateView("hmc::kernel_scratch", n_, Kernel::scratch_size(dim_, Kernel::settings(s)))),
-        step_size_(s.step_size, s.adapt),
-        metric_(n_, dim_, s),
-        // ChEES climbs from one step (s.step_size) to the first maximum of its criterion,
-        // the cheapest, when the metric is adapted (the length starts over at 1 when the
-        // first one is estimated); with the unit metric, or without warmup, the length
-        // starts at (or is) step_size × leapfrog_steps.
-        chees_adapter_(metric_.adapts() ? s.step_size : s.step_size * s.leapfrog_steps, s.adapt, s.warmup),
-        centre_("hmc::ensemble_mean", chees_ && adapt_ ? dim_ : 0) {
+        warmup_(model, s, n_, dim_, first, allreduce) {
     rec_.accept_sum = ParticleView("hmc::accept_sum", n_);
     rec_.divergences = ParticleView("hmc::divergences", n_);
     rec_.steps_sum = ParticleView("hmc::steps_sum", n_);
-    rec_.adapt = StateView("hmc::transition_stats", n_, kAdaptColumns);
+    rec_.adapt = StateView("hmc::transition_stats", n_, Warmup<Model, Kernel>::columns());
   }
 
   /// \brief Initial positions and their log densities; returns the number of local
@@ -143,20 +127,7 @@ class EnsembleSampler {
     const int it = ++iteration_;
     const int total = total_iterations();
     const bool warm = it <= s_.warmup;
-    if (it == s_.warmup + 1 && adapt_) {
-      step_size_.freeze();
-      if (chees_) chees_adapter_.freeze();
-    }
-    if constexpr (adapts_length<Kernel>()) {
-      if (warm && adapt_ && chees_) {
-        const auto means = column_means(state_.q);
-        for (int j = 0; j < dim_; ++j) centre_h_(j) = means[j];
-        Kokkos::deep_copy(centre_, centre_h_);
-        chees_adapter_.begin_iteration();
-      }
-      kernel_.opts.length = chees_ ? chees_adapter_.length() : s_.step_size * s_.leapfrog_steps;
-      kernel_.opts.centre = warm && adapt_ && chees_ ? centre_ : VectorView();
-    }
+    warmup_.before(it, kernel_, state_);
     int slot = -1;
     if (records(it)) {
       if (rec_.draws.extent(1) == 0) allocate_record_buffers();
@@ -169,9 +140,9 @@ class EnsembleSampler {
     Step& step = kernel_.step;
     step.state = state_;
     step.record = rec_;
-    step.metric = metric_.metric();
+    step.metric = warmup_.metric();
     step.dim = dim_;
-    step.step_size = step_size_.step_size();
+    step.step_size = warmup_.step_size();
     step.temperature = s_.temperature;
     step.seed = s_.seed;
     step.first_particle = first_;
@@ -180,34 +151,7 @@ class EnsembleSampler {
     step.slot = slot;
     launch();
 
-    double mean_accept = -1.0;
-    if (warm && adapt_) {
-      const auto sums = sums_(rec_.adapt, n_, s_.particles);
-      mean_accept = sums[0] / static_cast<double>(s_.particles);
-      step_size_.update(mean_accept);
-      const double eps = step_size_.step_size();
-      if (chees_) {
-        // The shorter of this transition's step size and the next one: dual averaging's
-        // first step after a restart tries a step size ten times larger, which must not
-        // lift the length.
-        const double shortest = std::min(step.step_size, eps);
-        chees_adapter_.update(it, sums[1], sums[2], shortest, eps * s_.adapt.max_leapfrog);
-      }
-      if (!(std::isfinite(eps) && eps > 0.0) ||
-          (chees_ && !(std::isfinite(chees_adapter_.current()) && chees_adapter_.current() > 0.0))) {
-        throw AdaptationError("warmup adaptation diverged at iteration " + std::to_string(it) + ": step size " +
-                              std::to_string(eps) +
-                              (chees_ ? ", path length " + std::to_string(chees_adapter_.current()) : std::string()) +
-                              " (is /sampler/step_size far too large, or the log density not finite?)");
-      }
-      const bool whitened = metric_.kind() != MetricKind::kUnit;
-      if (metric_.update(it, state_.q, sums_)) {
-        step_size_.restart();
-        // The first estimated metric whitens the positions: the length, which had the scale
-        // of the unit metric, starts over at that of a unit-scale posterior.
-        if (chees_ && !whitened && metric_.kind() != MetricKind::kUnit) chees_adapter_.restart(1.0);
-      }
-    }
+    double mean_accept = warmup_.after(it, state_, rec_);
 
     // Every rank takes part in the reduction; only the caller's callback decides to print.
     if (s_.progress_every > 0 && (it % s_.progress_every == 0 || it == total)) {
@@ -247,14 +191,7 @@ class EnsembleSampler {
   Adapted adapted() const {
     Adapted a;
     a.algorithm = Kernel::name;
-    a.step_size = step_size_.step_size();
-    a.metric = metric_.kind();
-    a.inv_metric = metric_.inv_metric();
-    if constexpr (adapts_length<Kernel>()) {
-      a.trajectory = chees_ ? TrajectoryKind::kChees : TrajectoryKind::kFixed;
-      a.trajectory_length = chees_ ? chees_adapter_.length() : step_size_.step_size() * s_.leapfrog_steps;
-      a.leapfrog_steps = s_.leapfrog_steps;
-    }
+    warmup_.report(a);
     return a;
   }
 
@@ -277,10 +214,8 @@ class EnsembleSampler {
 
   // ---- checkpoints ------------------------------------------------------------
   /// \brief Doubles per particle in particle_rows(): q, grad (dim each), lp,
-  /// accept_sum, divergences, steps_sum, and the metric adapter's (window sums, diag).
-  int row_width() const { return 2 * dim_ + 4 + window_columns(); }
-  /// Metric window sums per particle in a checkpoint row (the same on every rank).
-  int window_columns() const { return metric_.row_columns(); }
+  /// accept_sum, divergences, steps_sum, and the warmup's (metric window sums, health).
+  int row_width() const { return 2 * dim_ + 4 + warmup_.row_columns(); }
 
   /// \brief The local particles' state, row by row (n × row_width()). Take the pending
   /// block first: the device buffer of draws is not part of it.
@@ -297,9 +232,7 @@ class EnsembleSampler {
     LoopState l;
     l.iteration = iteration_;
     l.algorithm = Kernel::name;
-    step_size_.save(l.adapters);
-    metric_.save(l.adapters);
-    if (chees_) chees_adapter_.save(l.adapters);
+    warmup_.save(l.adapters);
     return l;
   }
 
@@ -319,9 +252,7 @@ class EnsembleSampler {
     unpack_rows(dev);
     iteration_ = loop.iteration;
     try {
-      step_size_.load(loop.adapters);
-      metric_.load(loop.adapters);
-      if (chees_) chees_adapter_.load(loop.adapters);
+      warmup_.load(loop.adapters);
     } catch (const std::exception& e) {
       throw RunError(std::string("checkpoint state is incomplete: ") + e.what());
     }
@@ -338,9 +269,9 @@ class EnsembleSampler {
   // in public member functions; they are not part of the interface.
   /// Copies the checkpointed quantities into `rows` (see row_width()).
   void pack_rows(const Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>& rows) const {
-    const auto q = state_.q, g = state_.grad, ws = metric_.rows();
+    const auto q = state_.q, g = state_.grad;
     const auto lp = state_.lp, acc = rec_.accept_sum, div = rec_.divergences, steps = rec_.steps_sum;
-    const int d = dim_, wc = window_columns();
+    const int d = dim_;
     Kokkos::parallel_for(
         "hmc::pack_checkpoint", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           for (int j = 0; j < d; ++j) {
@@ -351,16 +282,24 @@ class EnsembleSampler {
           rows(i, 2 * d + 1) = acc(i);
           rows(i, 2 * d + 2) = div(i);
           rows(i, 2 * d + 3) = steps(i);
-          for (int j = 0; j < wc; ++j) rows(i, 2 * d + 4 + j) = ws(i, j);
         });
+    int offset = 2 * d + 4;
+    for (const auto& part : warmup_.rows()) {
+      const int o = offset, cols = static_cast<int>(part.extent(1));
+      Kokkos::parallel_for(
+          "hmc::pack_warmup", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+            for (int j = 0; j < cols; ++j) rows(i, o + j) = part(i, j);
+          });
+      offset += cols;
+    }
     Kokkos::fence();
   }
 
   /// The inverse of pack_rows().
   void unpack_rows(const Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>& rows) {
-    const auto q = state_.q, g = state_.grad, ws = metric_.rows();
+    const auto q = state_.q, g = state_.grad;
     const auto lp = state_.lp, acc = rec_.accept_sum, div = rec_.divergences, steps = rec_.steps_sum;
-    const int d = dim_, wc = window_columns();
+    const int d = dim_;
     Kokkos::parallel_for(
         "hmc::unpack_checkpoint", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           for (int j = 0; j < d; ++j) {
@@ -371,8 +310,16 @@ class EnsembleSampler {
           acc(i) = rows(i, 2 * d + 1);
           div(i) = rows(i, 2 * d + 2);
           steps(i) = rows(i, 2 * d + 3);
-          for (int j = 0; j < wc; ++j) ws(i, j) = rows(i, 2 * d + 4 + j);
         });
+    int offset = 2 * d + 4;
+    for (const auto& part : warmup_.rows()) {
+      const int o = offset, cols = static_cast<int>(part.extent(1));
+      Kokkos::parallel_for(
+          "hmc::unpack_warmup", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+            for (int j = 0; j < cols; ++j) part(i, j) = rows(i, o + j);
+          });
+      offset += cols;
+    }
     Kokkos::fence();
   }
 
@@ -439,29 +386,17 @@ class EnsembleSampler {
     return (it - s_.warmup - 1) % s_.thin == 0;
   }
 
-  /// Ensemble mean of each column of `v` (all ranks).
-  std::vector<double> column_means(const StateView& v) const {
-    auto sums = sums_(v, n_, s_.particles);
-    for (auto& x : sums) x /= static_cast<double>(s_.particles);
-    return sums;
-  }
-
   Model model_;
   Settings s_;
   std::int64_t first_;
   int n_;
   int dim_;
   EnsembleState state_;
-  mutable ReproducibleSums sums_;  ///< ensemble sums over all ranks; keeps its buffers
-  bool adapt_, chees_;
-  int capacity_;  ///< slots of the draw buffer (allocated at the first recorded draw)
+  mutable ReproducibleSums sums_;  ///< ensemble sums over all ranks (progress); keeps its buffers
+  int capacity_;                   ///< slots of the draw buffer (allocated at the first recorded draw)
   TransitionRecord rec_;
   Kernel kernel_;
-  StepSizeAdapter step_size_;
-  MetricAdapter metric_;
-  ChEESAdapter chees_adapter_;
-  VectorView centre_;  ///< ensemble mean of q (ChEES)
-  VectorView::HostMirror centre_h_ = Kokkos::create_mirror_view(centre_);
+  Warmup<Model, Kernel> warmup_;
   /// Threads per team of the team path (0: none): a particle per team, for a model whose
   /// gradient runs on a team and a kernel that has the path.
   int team_size_ = team_size_for_kernel();

@@ -34,6 +34,17 @@
 
 namespace hmc::services {
 
+/// \brief One line on what warmup's checks repaired (sampler/health.hpp), where they did anything.
+inline void log_warmup(const WarmupRepairs& r) {
+  if (r.restarted == 0 && r.failed == 0 && r.skipped_checks == 0) return;
+  spdlog::info("warmup: {} particle(s) restarted at {} checks ({} found stuck, {} far from the ensemble){}{}",
+               r.restarted, r.checks, r.stuck, r.far,
+               r.failed > 0 ? fmt::format("; {} found no finite log density and stayed", r.failed) : std::string(),
+               r.skipped_checks > 0 ? fmt::format("; {} check(s) found most particles stuck or far, and restarted none",
+                                                  r.skipped_checks)
+                                    : std::string());
+}
+
 /// \brief sample() with the transition kernel Kernel (of /sampler/algorithm).
 template <class Model, class Kernel>
 int sample_with(const parallel::MpiContext& mpi, const RunSpec& spec, const io::DrawFormats& formats) {
@@ -71,6 +82,7 @@ int sample_with(const parallel::MpiContext& mpi, const RunSpec& spec, const io::
       const auto progress = session->progress(ensemble.iteration());
       while (!ensemble.done()) {
         ensemble.iterate(progress, session->elapsed());
+        if (mpi.root() && ensemble.iteration() == spec.run.sampler.warmup) log_warmup(ensemble.adapted().repairs);
         const bool flushed = ensemble.block_ready();
         if (flushed) session->write_block(ensemble.take_block());
         const bool stop = session->stop_requested(ensemble.iteration());

@@ -451,8 +451,9 @@ int Session::finish(const hmc::Adapted& adapted, const std::vector<double>& acce
       double total_div = 0.0;
       for (double d : totals.divergences) total_div += d;
       auto warnings = diagnostics::warnings(*store_, params, total_div);
-      if (!note_.empty()) warnings.insert(warnings.begin(), note_);
       const auto stats = io::sampler_stats(*store_, totals, settings_, mpi_.size());
+      for (auto& cause : io::warning_causes(adapted, stats, settings_, warnings)) warnings.push_back(std::move(cause));
+      if (!note_.empty()) warnings.insert(warnings.begin(), note_);
       diag_progress.done();
       const double diagnostics_s = seconds_since(w0);
 
