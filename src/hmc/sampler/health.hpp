@@ -29,6 +29,7 @@
 /// so the flags and the restarts are the same on any number of ranks and threads. Never
 /// after warmup: post-warmup particles are independent chains.
 
+#include "hmc/core/draws.hpp"
 #include "hmc/core/ensemble_sum.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
@@ -80,7 +81,8 @@ class Health {
         first_(first),
         allreduce_(std::move(allreduce)),
         on_(on),
-        last_check_(last_check_of(s)),
+        windows_(s.warmup, s.adapt),
+        last_check_(windows_.first() > 0 ? windows_.ends().back() : 0),
         rows_("hmc::health", on ? n : 0, 2),
         weights_("hmc::health_weights", n) {
     Kokkos::deep_copy(weights_, 1.0);
@@ -95,8 +97,7 @@ class Health {
   const ParticleView& weights() const { return weights_; }
   /// Whether warmup iteration `it` ends with a check.
   bool check_due(int it) const {
-    return on_ && it <= last_check_ &&
-           (it % HealthRule::kCheckEvery == 0 || WindowSchedule(s_.warmup, s_.adapt).window_end(it));
+    return on_ && it <= last_check_ && (it % HealthRule::kCheckEvery == 0 || windows_.window_end(it));
   }
 
   /// The weights of the particles not flagged at the latest check (a metric window's end).
@@ -378,7 +379,7 @@ class Health {
     failed_ += c.failed;
     skipped_ += c.skipped ? 1 : 0;
   }
-  void report(WarmupRepairs& r) const {
+  void report(hmc::WarmupRepairs& r) const {
     r.checks = checks_;
     r.stuck = stuck_;
     r.far = far_;
@@ -413,15 +414,11 @@ class Health {
   std::int64_t first_;
   Allreduce allreduce_;
   bool on_;
-  int last_check_;
+  WindowSchedule windows_;  ///< the metric's windows: a check at each one's end
+  int last_check_;          ///< the last window's end (0: no window, no checks)
   StateView rows_;
   ParticleView weights_;
   bool leave_out_stuck_ = true;
-
-  static int last_check_of(const Settings& s) {
-    const WindowSchedule w(s.warmup, s.adapt);
-    return w.first() > 0 ? w.ends().back() : 0;
-  }
 };
 
 }  // namespace hmc::sampler

@@ -151,6 +151,7 @@ struct AdaptationContext {
   bool adapting = false;        ///< a warmup iteration of a run that adapts
   double step_size = 0.0;       ///< before: this iteration's; update: the next one's
   double last_step_size = 0.0;  ///< update: the step size this iteration ran with
+  double healthy = 0.0;         ///< update: the particles of weight 1 (its sums are over them)
   /// The ensemble mean of q over the healthy particles (all ranks: collective, so every
   /// rank calls it equally often).
   std::function<VectorView()> healthy_mean;

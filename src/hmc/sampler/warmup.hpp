@@ -131,7 +131,9 @@ class Warmup {
     const double mean_accept = sums[1] > 0.0 ? sums[0] / sums[1] : 0.0;
     health_.count_stuck(sums[2]);
     step_size_.update(mean_accept);
-    own_.update(context(it, state), sums.data() + 3);
+    AdaptationContext c = context(it, state);
+    c.healthy = sums[1];
+    own_.update(c, sums.data() + 3);
     const double eps = step_size_.step_size();
     const std::string own_failed = own_.failed();
     if (!(std::isfinite(eps) && eps > 0.0) || !own_failed.empty()) {
