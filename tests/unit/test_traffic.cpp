@@ -51,8 +51,8 @@ Traffic warmup_traffic(int n) {
 
 TEST(Traffic, WarmupIterationCopiesOnlyTheReducedSums) {
   const Traffic small = warmup_traffic(64), large = warmup_traffic(4096);
-  // The same copies whatever the particles: two reductions (the warmup's 5 columns: w·a, w,
-  // stuck, ChEES's two; the healthy centre's 10 + its weight), each copying its maxima, scales
+  // The same copies whatever the particles: two reductions (the warmup's 4 columns: w·a, w,
+  // ChEES's two; the healthy centre's 10 + its weight), each copying its maxima, scales
   // and integer sums (buffers as wide as the widest reduction, 11 values of 8 bytes), and the
   // centre itself back to the device.
   EXPECT_EQ(small.copies, large.copies);

@@ -179,6 +179,17 @@ void validate_config(json& config, const Catalog& catalog, const std::string& co
   for (const auto& k : keys) by_pointer[k.pointer] = &k;
   walk(config, "", by_pointer, keys);
 
+  // The default algorithm is nuts, but a config that sets hmc's own trajectory keys
+  // (/sampler/adapt/trajectory, /sampler/leapfrog_steps) and no algorithm means hmc, as
+  // it did when hmc was the default.
+  if (!config.contains("sampler")) config["sampler"] = json::object();
+  if (config["sampler"].is_object() && !config["sampler"].contains("algorithm")) {
+    const auto& sampler = config["sampler"];
+    const bool hmc_keys = sampler.contains("leapfrog_steps") ||
+                          (sampler.contains("adapt") && sampler["adapt"].is_object() &&
+                           sampler["adapt"].contains("trajectory"));
+    config["sampler"]["algorithm"] = hmc_keys ? "hmc" : "nuts";
+  }
   // NUTS builds its own trajectory lengths: ChEES (the default trajectory of hmc) is
   // refused when asked for, and fixed when not.
   if (config.contains("sampler") && config["sampler"].value("algorithm", std::string()) == "nuts") {

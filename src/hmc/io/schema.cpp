@@ -44,12 +44,12 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
                "post-warmup iterations 0, thin, 2·thin, ..."));
   add(keys::string("/sampler/algorithm")
           .one_of(mode_names<Algorithm>())
-          .default_("hmc")
-          .doc("the transition kernel. `hmc`: static HMC, its path length fixed or adapted by ChEES "
-               "(`/sampler/adapt/trajectory`). `nuts`: the No-U-Turn sampler (multinomial, generalised U-turn "
+          .default_("nuts")
+          .doc("the transition kernel. `nuts` (the default): the No-U-Turn sampler (multinomial, generalised U-turn "
                "criterion), which builds each trajectory until it turns; `/sampler/adapt/trajectory` `chees` is a "
-               "config "
-               "error with it (see [sampler.md](sampler.md#which-algorithm))"));
+               "config error with it. `hmc`: static HMC, its path length fixed or adapted by ChEES "
+               "(`/sampler/adapt/trajectory`); a config that sets `/sampler/adapt/trajectory` or "
+               "`/sampler/leapfrog_steps` and no algorithm is `hmc` (see [sampler.md](sampler.md#which-algorithm))"));
   add(keys::integer("/sampler/max_tree_depth")
           .in_range(1, 20)
           .default_(10)

@@ -7,10 +7,8 @@
 /// rule (docs/sampler.md, "Robust warmup"):
 ///
 /// - every particle keeps an exponential moving average of its acceptance statistic
-///   (weight 0.1 per iteration, 1 at the start). One whose average is below 0.05 is
-///   *stuck*; while stuck particles are at most 10% of the ensemble they are left out
-///   of the warmup's statistics (with more, the step size is wrong for everyone and
-///   dual averaging must see it);
+///   (weight 0.1 per iteration, 1 at the start). One whose average is below 0.05 at a
+///   check is *stuck*;
 /// - at a *check* (every 25 warmup iterations and at every metric window's end, up to
 ///   the last window's end) a particle is *far* when its log density lies below
 ///   Q1 − max(4 IQR, 12) of the ensemble's log densities, or a coordinate lies more than
@@ -23,7 +21,10 @@
 ///   number here (sampler/rng_uses.hpp: kUseRestart), its gradient evaluated, its
 ///   acceptance average set to 1. A position whose log density is not finite is drawn
 ///   again, up to /sampler/init/attempts times; a particle that finds none stays where
-///   it was and out of the statistics until the next check.
+///   it was and out of the statistics until the next check;
+/// - the flagged particles have weight 0 in the metric estimate of a window that ends at
+///   the check; the others (and, between checks, all but those whose restart failed) have
+///   weight 1 in every ensemble statistic.
 ///
 /// Every count is an exact integer sum and every quartile a bisection on such counts,
 /// so the flags and the restarts are the same on any number of ranks and threads. Never
@@ -50,7 +51,6 @@ namespace hmc::sampler {
 struct HealthRule {
   static constexpr double kAverageWeight = 0.1;     ///< of the latest acceptance in the moving average
   static constexpr double kStuckAccept = 0.05;      ///< average acceptance below which a particle is stuck
-  static constexpr double kMostLeftOut = 0.1;       ///< stuck particles left out while at most this share
   static constexpr int kCheckEvery = 25;            ///< warmup iterations between checks
   static constexpr double kLogDensityFence = 4.0;   ///< IQRs of log density below Q1
   static constexpr double kLogDensityFloor = 12.0;  ///< ... and at least this far below Q1
@@ -120,31 +120,16 @@ class Health {
         });
   }
 
-  /// The weights of the coming iteration, from the flags and the averages.
-  void weigh() {
-    if (!on_) return;
-    const auto r = rows_;
-    const auto w = weights_;
-    const bool leave_out = leave_out_stuck_;
-    Kokkos::parallel_for(
-        "hmc::health_weigh", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
-          const bool stuck = leave_out && r(i, 0) < HealthRule::kStuckAccept;
-          w(i) = (r(i, 1) != 0.0 || stuck) ? 0.0 : 1.0;
-        });
-  }
+  /// The weights of the coming iteration: 0 for the particles still flagged (a restart
+  /// that found no finite log density), 1 for the others.
+  void weigh() { trusted(); }
 
   /// After a warmup transition of particle i with acceptance statistic `accept`: its
-  /// moving average (rows `r`); returns 1 where the particle is stuck after it, else 0.
-  KOKKOS_INLINE_FUNCTION static double average(const StateView& r, int i, double accept) {
+  /// moving average (rows `r`).
+  KOKKOS_INLINE_FUNCTION static void average(const StateView& r, int i, double accept) {
     const double a = math::isfinite(accept) ? accept : 0.0;
     r(i, 0) = (1.0 - HealthRule::kAverageWeight) * r(i, 0) + HealthRule::kAverageWeight * a;
-    return r(i, 0) < HealthRule::kStuckAccept ? 1.0 : 0.0;
   }
-  /// The iteration's count of stuck particles (all ranks): whether the next iteration leaves them out.
-  void count_stuck(double stuck) {
-    leave_out_stuck_ = stuck <= HealthRule::kMostLeftOut * static_cast<double>(s_.particles);
-  }
-
   /// The check of warmup iteration `it`: flags the stuck and far particles (rows column
   /// 1), or none where they would be the majority.
   CheckCounts flag(const EnsembleState& state, ReproducibleSums& sums) {
@@ -389,20 +374,19 @@ class Health {
   }
   void save(SavedState& out) const {
     if (!on_) return;
-    out.put("health", {leave_out_stuck_ ? 1.0 : 0.0, static_cast<double>(checks_), static_cast<double>(stuck_),
+    out.put("health", {static_cast<double>(checks_), static_cast<double>(stuck_),
                        static_cast<double>(far_), static_cast<double>(restarted_), static_cast<double>(failed_),
                        static_cast<double>(skipped_)});
   }
   void load(const SavedState& in) {
     if (!on_) return;
     const auto& v = in.get("health");
-    leave_out_stuck_ = v.at(0) != 0.0;
-    checks_ = static_cast<int>(v.at(1));
-    stuck_ = static_cast<std::int64_t>(v.at(2));
-    far_ = static_cast<std::int64_t>(v.at(3));
-    restarted_ = static_cast<std::int64_t>(v.at(4));
-    failed_ = static_cast<std::int64_t>(v.at(5));
-    skipped_ = static_cast<int>(v.at(6));
+    checks_ = static_cast<int>(v.at(0));
+    stuck_ = static_cast<std::int64_t>(v.at(1));
+    far_ = static_cast<std::int64_t>(v.at(2));
+    restarted_ = static_cast<std::int64_t>(v.at(3));
+    failed_ = static_cast<std::int64_t>(v.at(4));
+    skipped_ = static_cast<int>(v.at(5));
   }
 
  private:
@@ -418,7 +402,6 @@ class Health {
   int last_check_;          ///< the last window's end (0: no window, no checks)
   StateView rows_;
   ParticleView weights_;
-  bool leave_out_stuck_ = true;
 };
 
 }  // namespace hmc::sampler

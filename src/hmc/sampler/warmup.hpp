@@ -94,7 +94,7 @@ class Warmup {
         metric_(n, dim, s),
         health_(model, s, n, dim, first, allreduce, adapt_),
         own_(s, metric_.adapts()),
-        terms_("hmc::warmup_terms", adapt_ ? n : 0, 3 + Own::kColumns),
+        terms_("hmc::warmup_terms", adapt_ ? n : 0, 2 + Own::kColumns),
         restarted_("hmc::restarted", adapt_ ? n : 0),
         centre_("hmc::healthy_mean", dim),
         centre_h_(Kokkos::create_mirror_view(centre_)),
@@ -129,11 +129,10 @@ class Warmup {
     weigh_terms(record);
     const auto sums = sums_(terms_, n_, s_.particles);
     const double mean_accept = sums[1] > 0.0 ? sums[0] / sums[1] : 0.0;
-    health_.count_stuck(sums[2]);
     step_size_.update(mean_accept);
     AdaptationContext c = context(it, state);
     c.healthy = sums[1];
-    own_.update(c, sums.data() + 3);
+    own_.update(c, sums.data() + 2);
     const double eps = step_size_.step_size();
     const std::string own_failed = own_.failed();
     if (!(std::isfinite(eps) && eps > 0.0) || !own_failed.empty()) {
@@ -193,8 +192,8 @@ class Warmup {
 
   // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
   // in public member functions; they are not part of the interface.
-  /// The iteration's terms to reduce: w·a, w, stuck, w·(the kernel's own statistics);
-  /// the acceptance averages are updated on the way.
+  /// The iteration's terms to reduce: w·a, w, w·(the kernel's own statistics); the
+  /// acceptance averages are updated on the way.
   void weigh_terms(const TransitionRecord& record) {
     const auto terms = terms_;
     const auto adapt = record.adapt;
@@ -204,10 +203,10 @@ class Warmup {
     Kokkos::parallel_for(
         "hmc::warmup_terms", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           const double a = adapt(i, 0);
-          terms(i, 2) = Health<Model>::average(r, i, a);
+          if (r.extent(0) > 0) Health<Model>::average(r, i, a);
           terms(i, 0) = w(i) * a;
           terms(i, 1) = w(i);
-          for (int k = 0; k < own; ++k) terms(i, 3 + k) = w(i) * adapt(i, 1 + k);
+          for (int k = 0; k < own; ++k) terms(i, 2 + k) = w(i) * adapt(i, 1 + k);
         });
   }
 
@@ -249,7 +248,7 @@ class Warmup {
   MetricAdapter metric_;
   Health<Model> health_;
   Own own_;
-  StateView terms_;         ///< [particle][3 + Own::kColumns]: what after() reduces
+  StateView terms_;         ///< [particle][2 + Own::kColumns]: what after() reduces
   ParticleView restarted_;  ///< 1 for the particles restarted at the latest check
   VectorView centre_;       ///< healthy_mean()
   VectorView::HostMirror centre_h_;
