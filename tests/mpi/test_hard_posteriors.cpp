@@ -50,14 +50,7 @@ void expect_same_draws(const Model& model, const hmc::sampler::Settings& s, bool
 }
 
 hmc::sampler::Settings defaults(hmc::Algorithm algorithm, std::int64_t particles, int warmup, int draws) {
-  hmc::sampler::Settings s;
-  s.algorithm = algorithm;
-  if (algorithm == hmc::Algorithm::kNuts) s.adapt.trajectory = hmc::TrajectoryKind::kFixed;
-  s.particles = particles;
-  s.warmup = warmup;
-  s.draws = draws;
-  s.seed = 7;
-  return s;
+  return hard::defaults(algorithm, particles, warmup, draws, 7);
 }
 
 // 45 particles: not a multiple of 2 or 4, so the ranks' shares differ in size.

@@ -1,21 +1,19 @@
-// Hard posteriors (tests/support/hard_posteriors.hpp) with the default warmup: ChEES-HMC
-// (diag metric, dual averaging to 0.8, uniform init radius 2, step size 0.1) and NUTS
-// with its defaults; only particles, warmup and draws are chosen here, to keep the file
-// short (about 15 s on 2 cores). Each run prints one `hard:` line of figures: the adapted
-// step size, leapfrog steps per transition (post-warmup, and in warmup), the divergence
-// rate, the largest R-hat, the smallest bulk ESS per post-warmup gradient evaluation, the
-// worst |z| of a mean or variance against the reference (in MCSE units), and the
-// particles whose post-warmup acceptance stayed below 5 % (stuck) or whose means sit
-// apart (far, the separated-modes count). Each unimodal run must match its reference:
-// every mean and variance within 4 MCSE (hmc::test::expect_moments), every R-hat below
-// 1.05 and no separated-modes warning (particles stuck apart from the others). The
-// bimodal case must instead be flagged. Fixed seeds: every test is deterministic.
+// Hard posteriors (tests/support/hard_posteriors.hpp) with the defaults of both kernels:
+// NUTS (the default algorithm) and ChEES-HMC (diag metric, dual averaging to 0.8, uniform
+// init radius 2, step size 0.1); only particles, warmup and draws are chosen here, to keep
+// the file short (about 15 s on 2 cores). Each run prints one `hard:` line of figures: the
+// adapted step size, leapfrog steps per transition (post-warmup, and in warmup), the
+// divergence rate, the largest R-hat, the smallest bulk ESS per post-warmup gradient
+// evaluation, the worst |z| of a mean or variance against the reference (in MCSE units),
+// and the particles whose post-warmup acceptance stayed below 5 % (stuck) or whose means
+// sit apart (far, the separated-modes count). With NUTS each unimodal run must match its
+// reference: every mean and variance within 4 MCSE (hmc::test::expect_moments), every
+// R-hat below 1.05 and no separated-modes warning; with ChEES-HMC it must match or warn.
+// The bimodal case must instead be flagged. Fixed seeds: every test is deterministic.
 //
-// The DISABLED_ sweeps (--gtest_also_run_disabled_tests) print the variants behind the
-// choices; HMC_HARD_VARIANT=TEXT runs those whose label contains TEXT,
-// HMC_HARD_KERNELS=both|nuts picks the kernels (default hmc), HMC_HARD_DRAWS the draws,
-// HMC_HARD_SPEC one heavy-tails variant ("nu,G,K,magnitude,sigma,s" or, for the flat
-// one, "nu,G,K,threshold,sigma,s"), and HMC_HARD_VERBOSE=1 prints where stuck particles are.
+// DISABLED_DefaultsTable (--gtest_also_run_disabled_tests) prints docs/sampler.md's table;
+// HMC_HARD_VARIANT=TEXT runs the cases whose name contains TEXT, and HMC_HARD_VERBOSE=1
+// prints where stuck particles are.
 #include "hmc/core/pack.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/model/concept.hpp"
@@ -250,20 +248,7 @@ TEST(HardModels, BimodalGradientAndDensity) {
 
 // ---- the runs -----------------------------------------------------------------------
 
-/// The defaults of a run (hmc::sampler::Settings{}: ChEES-HMC, diag metric, dual averaging
-/// to 0.8, step size 0.1, uniform init radius 2), with `algorithm`; NUTS takes the fixed
-/// trajectory setting, as a NUTS config does.
-hmc::sampler::Settings defaults(hmc::Algorithm algorithm, std::int64_t particles, int warmup, int draws,
-                                std::uint64_t seed) {
-  hmc::sampler::Settings s;
-  s.algorithm = algorithm;
-  if (algorithm == hmc::Algorithm::kNuts) s.adapt.trajectory = hmc::TrajectoryKind::kFixed;
-  s.particles = particles;
-  s.warmup = warmup;
-  s.draws = draws;
-  s.seed = seed;
-  return s;
-}
+using hard::defaults;
 
 const char* kernel_name(hmc::Algorithm a) { return a == hmc::Algorithm::kNuts ? "nuts" : "hmc"; }
 
@@ -477,119 +462,10 @@ void bimodal(hmc::Algorithm algorithm) {
 TEST(HardPosteriors, BimodalIsFlaggedHmc) { bimodal(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, BimodalIsFlaggedNuts) { bimodal(hmc::Algorithm::kNuts); }
 
-/// The sweeps run the variants whose label contains $HMC_HARD_VARIANT (all when unset),
-/// with ChEES-HMC, or with both kernels when $HMC_HARD_KERNELS is "both" ("nuts": NUTS).
+/// The table's cases whose name contains $HMC_HARD_VARIANT (all when unset).
 bool selected(const std::string& label) {
   const char* want = std::getenv("HMC_HARD_VARIANT");
   return want == nullptr || label.find(want) != std::string::npos;
-}
-std::vector<hmc::Algorithm> sweep_kernels() {
-  const char* k = std::getenv("HMC_HARD_KERNELS");
-  const std::string want = k == nullptr ? "hmc" : k;
-  if (want == "both") return {hmc::Algorithm::kHmc, hmc::Algorithm::kNuts};
-  if (want == "nuts") return {hmc::Algorithm::kNuts};
-  return {hmc::Algorithm::kHmc};
-}
-
-int sweep_draws() {
-  const char* d = std::getenv("HMC_HARD_DRAWS");
-  return d == nullptr ? 200 : std::atoi(d);
-}
-
-// The sweep behind HeavyTails: a figures line per variant, no checks.
-TEST(HardPosteriors, DISABLED_HeavyTailsVariants) {
-  std::vector<std::pair<std::string, hard::HeavyTailsSpec>> variants;
-  for (double nu : {1.0, 2.0, 3.0})
-    for (int groups : {1, 3})
-      for (int per_group : {4, 8})
-        for (double sigma : {0.5, 1.0, 4.0, 15.0}) {
-          hard::HeavyTailsSpec v;
-          v.nu = nu;
-          v.groups = groups;
-          v.per_group = per_group;
-          v.sigma = sigma;
-          char label[128];
-          std::snprintf(label, sizeof label, "heavy_tails(nu=%g,G=%d,K=%d,|y|~%g,sigma=%g,s=%g)", nu, groups,
-                        v.per_group, v.magnitude, sigma, v.scale);
-          variants.emplace_back(label, v);
-        }
-  if (const char* spec = std::getenv("HMC_HARD_SPEC")) {  // one variant: "nu,G,K,magnitude,sigma,s"
-    hard::HeavyTailsSpec v;
-    if (std::sscanf(spec, "%lf,%d,%d,%lf,%lf,%lf", &v.nu, &v.groups, &v.per_group, &v.magnitude, &v.sigma, &v.scale) !=
-        6)
-      FAIL() << "HMC_HARD_SPEC: nu,G,K,magnitude,sigma,s";
-    variants = {{std::string("heavy_tails(") + spec + ")", v}};
-  }
-  for (const auto& [label, v] : variants) {
-    if (!selected(label)) continue;
-    const auto m = hard::make_heavy_tails(v);
-    for (auto a : sweep_kernels()) run(label, m, m.reference(), defaults(a, 256, 500, sweep_draws(), 101));
-  }
-}
-
-// The flat-tail variants: a figures line per variant, no checks.
-TEST(HardPosteriors, DISABLED_HeavyTailsFlatVariants) {
-  std::vector<std::pair<std::string, hard::HeavyTailsFlatSpec>> variants;
-  for (double nu : {1.0, 2.0, 3.0})
-    for (int groups : {1, 3})
-      for (double sigma : {1.0, 5.0}) {
-        hard::HeavyTailsFlatSpec v;
-        v.nu = nu;
-        v.groups = groups;
-        v.sigma = sigma;
-        char label[128];
-        std::snprintf(label, sizeof label, "heavy_tails_flat(nu=%g,G=%d,K=%d,c=%g,sigma=%g,s=%g)", nu, groups,
-                      v.per_group, v.threshold, sigma, v.scale);
-        variants.emplace_back(label, v);
-      }
-  if (const char* spec = std::getenv("HMC_HARD_SPEC")) {  // one variant: "nu,G,K,threshold,sigma,s"
-    hard::HeavyTailsFlatSpec v;
-    if (std::sscanf(spec, "%lf,%d,%d,%lf,%lf,%lf", &v.nu, &v.groups, &v.per_group, &v.threshold, &v.sigma, &v.scale) !=
-        6)
-      FAIL() << "HMC_HARD_SPEC: nu,G,K,threshold,sigma,s";
-    variants = {{std::string("heavy_tails_flat(") + spec + ")", v}};
-  }
-  for (const auto& [label, v] : variants) {
-    if (!selected(label)) continue;
-    const auto m = hard::make_heavy_tails_flat(v);
-    const auto ref = m.reference();
-    for (auto a : sweep_kernels()) run(label, m, ref, defaults(a, 256, 500, sweep_draws(), 101));
-  }
-}
-
-// The sweep behind CorrelatedRegression: a figures line per variant and kernel, no checks.
-TEST(HardPosteriors, DISABLED_CorrelatedRegressionVariants) {
-  struct Variant {
-    const char* label;
-    hard::CorrelatedRegressionSpec spec;
-  };
-  std::vector<Variant> variants;
-  hard::CorrelatedRegressionSpec v;
-  variants.push_back({"base", v});
-  v.rho = 0.999;
-  variants.push_back({"rho=0.999", v});
-  v = {};
-  v.beta_scale = 10.0;
-  variants.push_back({"beta_scale=10", v});
-  v = {};
-  v.intercept = true;
-  v.column_mean = 10.0;
-  v.d = 26;
-  variants.push_back({"intercept,mean=10", v});
-  v.spread = 1.0;
-  variants.push_back({"intercept,mean=10,spread=1", v});
-  v.intercept_value = 50.0;
-  v.prior_scale = 100.0;
-  variants.push_back({"intercept=50,mean=10,spread=1,prior=100", v});
-  v.spread = 2.0;
-  variants.push_back({"intercept=50,mean=10,spread=2,prior=100", v});
-  for (const auto& [label, spec] : variants) {
-    if (!selected(label)) continue;
-    const auto m = hard::make_correlated_regression(spec);
-    for (auto a : sweep_kernels())
-      run(std::string("correlated_regression(") + label + ")", m, m.reference(),
-          defaults(a, 128, 500, sweep_draws(), 102));
-  }
 }
 
 /// expect_matches() as a verdict (for the table below): true where every check passes.

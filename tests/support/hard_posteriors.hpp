@@ -35,8 +35,10 @@
 ///   equal-weight modes that no particle crosses. Mean 0, variance 1 + a² per
 ///   coordinate; the test is that a run is flagged, not summarised.
 
+#include "hmc/core/modes.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
+#include "hmc/sampler/settings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -47,6 +49,22 @@
 #include <vector>
 
 namespace hmc::test::hard {
+
+/// \brief The settings of a run with the defaults of `algorithm` (hmc::sampler::Settings{}:
+/// diag metric, dual averaging to 0.8, step size 0.1, uniform init radius 2; ChEES for
+/// hmc, and the fixed trajectory setting that NUTS ignores, as a config gets them) and
+/// the given size and seed.
+inline hmc::sampler::Settings defaults(hmc::Algorithm algorithm, std::int64_t particles, int warmup, int draws,
+                                       std::uint64_t seed) {
+  hmc::sampler::Settings s;
+  s.algorithm = algorithm;
+  if (algorithm == hmc::Algorithm::kNuts) s.adapt.trajectory = hmc::TrajectoryKind::kFixed;
+  s.particles = particles;
+  s.warmup = warmup;
+  s.draws = draws;
+  s.seed = seed;
+  return s;
+}
 
 /// \brief Means and variances of a model's outputs, in the order of parameter_names().
 struct Reference {
@@ -95,12 +113,23 @@ struct DiscardRow {
 
 // ---- heavy_tails ------------------------------------------------------------------
 
-struct HeavyTails {
+/// \brief What HeavyTails and HeavyTailsFlat share: G groups of K non-centred coefficients
+/// θ_gk = τ_g z_gk under a half-Student-t(ν, 0, s) prior on each scale τ_g, sampled as
+/// u_g = log τ_g and z_gk (group g's block of q starts at g (1 + K)); the outputs tau[g],
+/// log_tau[g], theta[g,k]; the model's entry points, over M::eval<T>(q, grad).
+template <class M>
+struct ScaleGroups {
   int groups = 0, per_group = 0;  ///< G, K
-  VectorView y, sigma;            ///< G x K, group-major
   double nu = 1.0, scale = 1.0;   ///< half-Student-t(ν, 0, s) on every τ_g
   double log_nu_s2 = 0.0;         ///< log(ν s²)
 
+  void set_scales(int g, int k, double nu_, double s) {
+    groups = g;
+    per_group = k;
+    nu = nu_;
+    scale = s;
+    log_nu_s2 = std::log(nu_ * s * s);
+  }
   KOKKOS_INLINE_FUNCTION int dim() const { return groups * (1 + per_group); }
   int num_params() const { return groups * (2 + per_group); }
   std::vector<std::string> parameter_names() const {
@@ -112,20 +141,52 @@ struct HeavyTails {
         names.push_back("theta[" + std::to_string(g + 1) + "," + std::to_string(k + 1) + "]");
     return names;
   }
+  /// log half-t(τ) + log-Jacobian u at u = log τ: (ν+1)/2 log σ(-w) + u with w = 2u - log(ν s²)
+  /// (= -(ν+1)/2 log(1 + τ²/(ν s²)) + u); its derivative in u goes to `du`.
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T scale_prior(const T& u, T& du) const {
+    const T w = 2.0 * u - log_nu_s2;
+    du = 1.0 - (nu + 1.0) * math::sigmoid(w);
+    return 0.5 * (nu + 1.0) * math::log_sigmoid(-w) + u;
+  }
+
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    return self().template eval<double>(q, DiscardRow{});
+  }
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
+    return self().template eval<double>(q, grad);
+  }
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+    return self().template eval<T>(q, grad);
+  }
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int g = 0; g < groups; ++g) {
+      const int o = g * (1 + per_group);
+      const double tau = math::exp(q(o));
+      out(g) = tau;
+      out(groups + g) = q(o);
+      for (int k = 0; k < per_group; ++k) out(2 * groups + g * per_group + k) = tau * q(o + 1 + k);
+    }
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION const M& self() const { return static_cast<const M&>(*this); }
+};
+
+struct HeavyTails : ScaleGroups<HeavyTails> {
+  VectorView y, sigma;  ///< G x K, group-major
 
   /// q = (u_1, z_1,1..z_1,K, u_2, z_2,1.., ...): group g's block starts at g (1 + K).
   template <class T, class Q, class G>
   KOKKOS_INLINE_FUNCTION T eval(const Q& q, const G& grad) const {
     T lp = 0.0;
-    const double half_nu1 = 0.5 * (nu + 1.0);
     for (int g = 0; g < groups; ++g) {
       const int o = g * (1 + per_group);
       const T u = q(o);
       const T tau = math::exp(u);
-      const T w = 2.0 * u - log_nu_s2;
-      // log half-t(τ) = -(ν+1)/2 log(1 + τ²/(ν s²)) = (ν+1)/2 log σ(-w); plus log-Jacobian u.
-      lp += half_nu1 * math::log_sigmoid(-w) + u;
-      T du = 1.0 - (nu + 1.0) * math::sigmoid(w);
+      T du;
+      lp += scale_prior(u, du);
       for (int k = 0; k < per_group; ++k) {
         const T z = q(o + 1 + k);
         const double inv_s2 = 1.0 / (sigma(g * per_group + k) * sigma(g * per_group + k));
@@ -138,23 +199,6 @@ struct HeavyTails {
       grad(o) = du;
     }
     return lp;
-  }
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return eval<double>(q, DiscardRow{}); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return eval<T>(q, grad);
-  }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int g = 0; g < groups; ++g) {
-      const int o = g * (1 + per_group);
-      const double tau = math::exp(q(o));
-      out(g) = tau;
-      out(groups + g) = q(o);
-      for (int k = 0; k < per_group; ++k) out(2 * groups + g * per_group + k) = tau * q(o + 1 + k);
-    }
   }
 
   /// Host copies of the data (the reference and the tests' direct formula).
@@ -248,11 +292,7 @@ inline HeavyTails make_heavy_tails(const HeavyTailsSpec& spec) {
       ss.push_back(spec.sigma);
     }
   HeavyTails m;
-  m.groups = spec.groups;
-  m.per_group = spec.per_group;
-  m.nu = spec.nu;
-  m.scale = spec.scale;
-  m.log_nu_s2 = std::log(spec.nu * spec.scale * spec.scale);
+  m.set_scales(spec.groups, spec.per_group, spec.nu, spec.scale);
   m.y = to_device_view("hard::heavy_tails::y", ys);
   m.sigma = to_device_view("hard::heavy_tails::sigma", ss);
   return m;
@@ -272,35 +312,19 @@ inline HeavyTails make_heavy_tails(const HeavyTailsSpec& spec) {
 /// ∫ N(z) (τz)^m logistic((τz - c)/σ) dz, m = 0, 1, 2, split into the step 1[τz > c]
 /// (closed form) and the logistic's smooth correction around the step (Simpson), then a
 /// 1-D quadrature over u_g.
-struct HeavyTailsFlat {
-  int groups = 0, per_group = 0;
+struct HeavyTailsFlat : ScaleGroups<HeavyTailsFlat> {
   double threshold = 40.0, sigma = 1.0;  ///< c, σ
-  double nu = 3.0, scale = 1.0;          ///< half-Student-t(ν, 0, s) on every τ_g
-  double log_nu_s2 = 0.0;                ///< log(ν s²)
-
-  KOKKOS_INLINE_FUNCTION int dim() const { return groups * (1 + per_group); }
-  int num_params() const { return groups * (2 + per_group); }
-  std::vector<std::string> parameter_names() const {
-    std::vector<std::string> names;
-    for (int g = 0; g < groups; ++g) names.push_back("tau[" + std::to_string(g + 1) + "]");
-    for (int g = 0; g < groups; ++g) names.push_back("log_tau[" + std::to_string(g + 1) + "]");
-    for (int g = 0; g < groups; ++g)
-      for (int k = 0; k < per_group; ++k)
-        names.push_back("theta[" + std::to_string(g + 1) + "," + std::to_string(k + 1) + "]");
-    return names;
-  }
 
   template <class T, class Q, class G>
   KOKKOS_INLINE_FUNCTION T eval(const Q& q, const G& grad) const {
     T lp = 0.0;
-    const double half_nu1 = 0.5 * (nu + 1.0), inv_sigma = 1.0 / sigma;
+    const double inv_sigma = 1.0 / sigma;
     for (int g = 0; g < groups; ++g) {
       const int o = g * (1 + per_group);
       const T u = q(o);
       const T tau = math::exp(u);
-      const T w = 2.0 * u - log_nu_s2;
-      lp += half_nu1 * math::log_sigmoid(-w) + u;  // half-t prior and log-Jacobian, as HeavyTails
-      T du = 1.0 - (nu + 1.0) * math::sigmoid(w);
+      T du;
+      lp += scale_prior(u, du);
       for (int k = 0; k < per_group; ++k) {
         const T z = q(o + 1 + k);
         const T x = inv_sigma * (tau * z - threshold);
@@ -312,23 +336,6 @@ struct HeavyTailsFlat {
       grad(o) = du;
     }
     return lp;
-  }
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return eval<double>(q, DiscardRow{}); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return eval<T>(q, grad);
-  }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int g = 0; g < groups; ++g) {
-      const int o = g * (1 + per_group);
-      const double tau = math::exp(q(o));
-      out(g) = tau;
-      out(groups + g) = q(o);
-      for (int k = 0; k < per_group; ++k) out(2 * groups + g * per_group + k) = tau * q(o + 1 + k);
-    }
   }
 
   /// ∫ N(z) (τz)^m logistic((τz - c)/σ) dz for m = 0, 1, 2, on the host.
@@ -432,13 +439,9 @@ struct HeavyTailsFlatSpec {
 
 inline HeavyTailsFlat make_heavy_tails_flat(const HeavyTailsFlatSpec& spec) {
   HeavyTailsFlat m;
-  m.groups = spec.groups;
-  m.per_group = spec.per_group;
+  m.set_scales(spec.groups, spec.per_group, spec.nu, spec.scale);
   m.threshold = spec.threshold;
   m.sigma = spec.sigma;
-  m.nu = spec.nu;
-  m.scale = spec.scale;
-  m.log_nu_s2 = std::log(spec.nu * spec.scale * spec.scale);
   return m;
 }
 
