@@ -72,8 +72,10 @@ TEST(MpiToyFormat, ARunWritesTheFormatsItIsGiven) {
   std::ifstream toy(dir.path() + "/out/draws.toy");
   std::vector<std::string> names;
   for (std::string name, sum; toy >> name >> sum;) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"p[1]", "p[2]", "lp", "acceptance_rate", "step_size", "n_steps",
-                                             "diverging", "energy"}));
+  // nuts, the default algorithm: its statistics
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"p[1]", "p[2]", "lp", "acceptance_rate", "step_size", "tree_depth",
+                                      "reached_max_treedepth", "n_steps", "diverging", "energy", "energy_error"}));
   EXPECT_TRUE(std::ifstream(dir.path() + "/out/draws.csv").good());
   EXPECT_FALSE(std::ifstream(dir.path() + "/out/draws.nc").good());  // not asked for
 

@@ -289,3 +289,44 @@ TEST(Results, SummaryJsonSaysWhichParticlesTheDiagnosticsUsed) {
 }
 
 }  // namespace
+
+namespace {
+
+// The "likely cause" sentences: restarts point to heavy tails or the start, most particles
+// flagged to the start or modes, long trajectories to correlation, each with the keys that help.
+TEST(Results, WarningCausesNameTheCauseAndTheKeys) {
+  hmc::Adapted a;
+  a.algorithm = "nuts";
+  hmc::io::SamplerStats st;
+  st.mean_leapfrog_steps = 10.0;
+  hmc::sampler::Settings s;
+  const std::vector<std::string> rhat = {"R-hat above 1.01 for 2 parameter(s) (a, b; up to 1.2): ..."};
+  EXPECT_TRUE(hmc::io::warning_causes(a, st, s, rhat).empty());  // nothing points to a cause
+
+  a.repairs.restarted = 3;
+  a.repairs.far = 3;
+  EXPECT_TRUE(hmc::io::warning_causes(a, st, s, {}).empty());  // repaired, and no warning
+  auto c = hmc::io::warning_causes(a, st, s, rhat);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("warmup restarted 3 particle(s)"), std::string::npos) << c[0];
+  EXPECT_NE(c[0].find("heavy tails"), std::string::npos) << c[0];
+  EXPECT_NE(c[0].find("/sampler/init/radius"), std::string::npos) << c[0];
+
+  a.repairs.skipped_checks = 2;
+  c = hmc::io::warning_causes(a, st, s, {});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("most particles were stuck or far"), std::string::npos) << c[0];
+  EXPECT_NE(c[0].find("/sampler/init/strategy"), std::string::npos) << c[0];
+
+  a.repairs = {};
+  st.mean_leapfrog_steps = 600.0;  // of at most 1023 (max_tree_depth 10)
+  c = hmc::io::warning_causes(a, st, s, {});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("correlation"), std::string::npos) << c[0];
+  EXPECT_NE(c[0].find("/sampler/adapt/metric dense"), std::string::npos) << c[0];
+  a.algorithm = "hmc";
+  a.trajectory = hmc::TrajectoryKind::kFixed;  // a fixed length says nothing
+  EXPECT_TRUE(hmc::io::warning_causes(a, st, s, {}).empty());
+}
+
+}  // namespace

@@ -185,9 +185,9 @@ void validate_config(json& config, const Catalog& catalog, const std::string& co
   if (!config.contains("sampler")) config["sampler"] = json::object();
   if (config["sampler"].is_object() && !config["sampler"].contains("algorithm")) {
     const auto& sampler = config["sampler"];
-    const bool hmc_keys = sampler.contains("leapfrog_steps") ||
-                          (sampler.contains("adapt") && sampler["adapt"].is_object() &&
-                           sampler["adapt"].contains("trajectory"));
+    const bool hmc_keys =
+        sampler.contains("leapfrog_steps") ||
+        (sampler.contains("adapt") && sampler["adapt"].is_object() && sampler["adapt"].contains("trajectory"));
     config["sampler"]["algorithm"] = hmc_keys ? "hmc" : "nuts";
   }
   // NUTS builds its own trajectory lengths: ChEES (the default trajectory of hmc) is

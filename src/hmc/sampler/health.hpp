@@ -374,9 +374,8 @@ class Health {
   }
   void save(SavedState& out) const {
     if (!on_) return;
-    out.put("health", {static_cast<double>(checks_), static_cast<double>(stuck_),
-                       static_cast<double>(far_), static_cast<double>(restarted_), static_cast<double>(failed_),
-                       static_cast<double>(skipped_)});
+    out.put("health", {static_cast<double>(checks_), static_cast<double>(stuck_), static_cast<double>(far_),
+                       static_cast<double>(restarted_), static_cast<double>(failed_), static_cast<double>(skipped_)});
   }
   void load(const SavedState& in) {
     if (!on_) return;
