@@ -198,18 +198,17 @@ class Health {
     Kokkos::deep_copy(mean, mean_h);
     Kokkos::deep_copy(sd, sd_h);
 
-    // The flagged local particles, listed on the host (a check is rare; the list is short).
-    auto flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(r, Kokkos::ALL(), 1));
-    std::vector<int> list_h;
-    for (int i = 0; i < n_; ++i)
-      if (flags(i) != 0.0) list_h.push_back(i);
-    const int k = static_cast<int>(list_h.size());
-    Kokkos::View<int*, MemSpace> list("hmc::restart_list", k);
-    {
-      auto l = Kokkos::create_mirror_view(list);
-      for (int m2 = 0; m2 < k; ++m2) l(m2) = list_h[static_cast<std::size_t>(m2)];
-      Kokkos::deep_copy(list, l);
-    }
+    // The flagged local particles, listed on the device (a scan: only their count comes back).
+    Kokkos::View<int*, MemSpace> list("hmc::restart_list", n_);
+    int k = 0;
+    Kokkos::parallel_scan(
+        "hmc::restart_list", Policy(0, n_),
+        KOKKOS_LAMBDA(const int i, int& next, const bool final) {
+          const bool flagged = r(i, 1) != 0.0;
+          if (final && flagged) list(next) = i;
+          next += flagged ? 1 : 0;
+        },
+        k);
     StateView backup("hmc::restart_backup", k, 2 * d + 1);
     StateView moved("hmc::restart_moved", n_, 2);
     const Model model = model_;
