@@ -52,13 +52,13 @@ Traffic warmup_traffic(int n) {
 TEST(Traffic, WarmupIterationCopiesOnlyTheReducedSums) {
   const Traffic small = warmup_traffic(64), large = warmup_traffic(4096);
   // The same copies whatever the particles: two reductions (the warmup's 4 columns: w·a, w,
-  // ChEES's two; the healthy centre's 10 + its weight), each copying its maxima, scales
-  // and integer sums (buffers as wide as the widest reduction, 11 values of 8 bytes), and the
-  // centre itself back to the device.
+  // ChEES's two; the centre's 10: every particle healthy, so the plain mean), each copying
+  // its maxima, scales and integer sums (buffers as wide as the widest reduction, 10 values
+  // of 8 bytes), and the centre itself back to the device.
   EXPECT_EQ(small.copies, large.copies);
   EXPECT_EQ(small.bytes, large.bytes);
   EXPECT_EQ(small.copies, 7u);
-  EXPECT_EQ(small.bytes, 2u * 3u * 8u * 11u + 8u * 10u);
+  EXPECT_EQ(small.bytes, 2u * 3u * 8u * 10u + 8u * 10u);
   std::printf("warmup iteration: %llu deep copies, %llu bytes (64 and 4,096 particles alike)\n",
               static_cast<unsigned long long>(small.copies), static_cast<unsigned long long>(small.bytes));
 }

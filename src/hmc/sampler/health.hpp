@@ -13,7 +13,7 @@
 ///   the last window's end) a particle is *far* when its log density lies below
 ///   Q1 − max(4 IQR, 12) of the ensemble's log densities, or a coordinate lies more than
 ///   8 IQR from that coordinate's median. Quartiles come from the particles whose global
-///   id is a multiple of ceil(N / 4096) (all of them up to 4096 particles), by bisection
+///   id is a multiple of ceil(N / 1024) (all of them up to 1024 particles), by bisection
 ///   on exact integer counts;
 /// - if the stuck and far particles together are a minority (at most half), each is
 ///   restarted: a new position drawn from the normal with the mean and variances of the
@@ -56,8 +56,8 @@ struct HealthRule {
   static constexpr double kLogDensityFloor = 12.0;  ///< ... and at least this far below Q1
   static constexpr double kCoordinateFence = 8.0;   ///< IQRs from a coordinate's median
   static constexpr double kMostRestarted = 0.5;     ///< restarts only while flagged particles are at most this share
-  static constexpr std::int64_t kQuartileSample = 4096;  ///< particles the quartiles are taken from
-  static constexpr int kBisections = 40;                 ///< halvings of each quartile's bracket
+  static constexpr std::int64_t kQuartileSample = 1024;  ///< particles the quartiles are taken from
+  static constexpr int kBisections = 24;  ///< halvings of each quartile's bracket (to 2^-24 of the range)
 };
 
 /// \brief What a check found and did, summed over all ranks.
@@ -107,6 +107,7 @@ class Health {
     const auto w = weights_;
     Kokkos::parallel_for(
         "hmc::health_trusted", Policy(0, n_), KOKKOS_LAMBDA(const int i) { w(i) = r(i, 1) != 0.0 ? 0.0 : 1.0; });
+    weights_are_one_ = flagged_now_ == 0;
     return weights_;
   }
 
@@ -121,8 +122,13 @@ class Health {
   }
 
   /// The weights of the coming iteration: 0 for the particles still flagged (a restart
-  /// that found no finite log density), 1 for the others.
-  void weigh() { trusted(); }
+  /// that found no finite log density), 1 for the others; nothing to do while none is.
+  void weigh() {
+    if (flagged_now_ == 0 && weights_are_one_) return;
+    trusted();
+  }
+  /// Whether every particle has weight 1 (then the weighted sums are the plain ones).
+  bool all_trusted() const { return !on_ || (flagged_now_ == 0 && weights_are_one_); }
 
   /// After a warmup transition of particle i with acceptance statistic `accept`: its
   /// moving average (rows `r`).
@@ -157,8 +163,10 @@ class Health {
     c.stuck = std::llround(total[0]);
     c.far = std::llround(total[1]);
     c.flagged = std::llround(total[2]);
+    flagged_now_ = c.flagged;
     if (static_cast<double>(c.flagged) > HealthRule::kMostRestarted * static_cast<double>(s_.particles)) {
       c.skipped = true;
+      flagged_now_ = 0;
       Kokkos::parallel_for(
           "hmc::health_unflag", Policy(0, n_), KOKKOS_LAMBDA(const int i) { r(i, 1) = 0.0; });
     }
@@ -258,6 +266,7 @@ class Health {
     const auto counts = sums(moved, n_, s_.particles);
     c.restarted += std::llround(counts[0]);
     c.failed += std::llround(counts[1]);
+    flagged_now_ = std::llround(counts[1]);
   }
 
   /// \brief The fences of a check: log densities below `lp_fence` are far, and so is a
@@ -373,18 +382,21 @@ class Health {
   }
   void save(SavedState& out) const {
     if (!on_) return;
-    out.put("health", {static_cast<double>(checks_), static_cast<double>(stuck_), static_cast<double>(far_),
-                       static_cast<double>(restarted_), static_cast<double>(failed_), static_cast<double>(skipped_)});
+    out.put("health", {static_cast<double>(flagged_now_), static_cast<double>(checks_), static_cast<double>(stuck_),
+                       static_cast<double>(far_), static_cast<double>(restarted_), static_cast<double>(failed_),
+                       static_cast<double>(skipped_)});
   }
   void load(const SavedState& in) {
     if (!on_) return;
     const auto& v = in.get("health");
-    checks_ = static_cast<int>(v.at(0));
-    stuck_ = static_cast<std::int64_t>(v.at(1));
-    far_ = static_cast<std::int64_t>(v.at(2));
-    restarted_ = static_cast<std::int64_t>(v.at(3));
-    failed_ = static_cast<std::int64_t>(v.at(4));
-    skipped_ = static_cast<int>(v.at(5));
+    flagged_now_ = static_cast<std::int64_t>(v.at(0));
+    checks_ = static_cast<int>(v.at(1));
+    stuck_ = static_cast<std::int64_t>(v.at(2));
+    far_ = static_cast<std::int64_t>(v.at(3));
+    restarted_ = static_cast<std::int64_t>(v.at(4));
+    failed_ = static_cast<std::int64_t>(v.at(5));
+    skipped_ = static_cast<int>(v.at(6));
+    weights_are_one_ = false;  // weigh() recomputes them from the rows
   }
 
  private:
@@ -400,6 +412,8 @@ class Health {
   int last_check_;          ///< the last window's end (0: no window, no checks)
   StateView rows_;
   ParticleView weights_;
+  std::int64_t flagged_now_ = 0;  ///< particles flagged now, all ranks (restarts that failed)
+  bool weights_are_one_ = true;   ///< weights_ holds 1 everywhere
 };
 
 }  // namespace hmc::sampler
