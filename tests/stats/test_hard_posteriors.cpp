@@ -377,6 +377,15 @@ void expect_defaults_hold(const Outcome& o, const hard::Reference& ref, hmc::Alg
   for (const auto& w : o.warnings) std::printf("  warning: %s\n", w.c_str());
 }
 
+/// One case with the defaults of `algorithm`: `particles`, 500 warmup iterations, `draws`
+/// and `seed` chosen here, the check of expect_defaults_hold().
+template <class Model>
+void check_case(const std::string& name, const Model& m, hmc::Algorithm algorithm, std::int64_t particles, int draws,
+                std::uint64_t seed) {
+  const auto ref = m.reference();
+  expect_defaults_hold(run(name, m, ref, defaults(algorithm, particles, 500, draws, seed)), ref, algorithm);
+}
+
 // heavy_tails: one scale with a half-Cauchy prior (s = 1) over four observations of
 // |y| ~ 40 with standard error 4: τ's posterior sits around 40 (u ≈ 3.7, outside the
 // init box). Non-centred, so beyond the posterior the likelihood's ridge z = y / τ narrows
@@ -384,10 +393,7 @@ void expect_defaults_hold(const Outcome& o, const hard::Reference& ref, hmc::Alg
 // during warmup need a step size ~ σ / τ to move. At 435ba81 (before the warmup rewrite)
 // ChEES left three of 256 particles there for the whole run; NUTS did not.
 void heavy_tails(hmc::Algorithm algorithm) {
-  const auto m = hard::make_heavy_tails(heavy_tails_spec());
-  const auto ref = m.reference();
-  const auto o = run("heavy_tails", m, ref, defaults(algorithm, 256, 500, 1000, 101));
-  expect_defaults_hold(o, ref, algorithm);
+  check_case("heavy_tails", hard::make_heavy_tails(heavy_tails_spec()), algorithm, 256, 1000, 101);
 }
 TEST(HardPosteriors, HeavyTailsHmc) { heavy_tails(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, HeavyTailsNuts) { heavy_tails(hmc::Algorithm::kNuts); }
@@ -399,10 +405,7 @@ void heavy_tails_flat(hmc::Algorithm algorithm) {
   hard::HeavyTailsFlatSpec spec;
   spec.groups = 1;
   spec.nu = 1.0;
-  const auto m = hard::make_heavy_tails_flat(spec);
-  const auto ref = m.reference();
-  const auto o = run("heavy_tails_flat", m, ref, defaults(algorithm, 256, 500, 500, 105));
-  expect_defaults_hold(o, ref, algorithm);
+  check_case("heavy_tails_flat", hard::make_heavy_tails_flat(spec), algorithm, 256, 500, 105);
 }
 TEST(HardPosteriors, HeavyTailsFlatHmc) { heavy_tails_flat(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, HeavyTailsFlatNuts) { heavy_tails_flat(hmc::Algorithm::kNuts); }
@@ -411,10 +414,7 @@ TEST(HardPosteriors, HeavyTailsFlatNuts) { heavy_tails_flat(hmc::Algorithm::kNut
 // correlation 0.99: posterior sds from 0.003 (the common direction) to 0.14, a
 // condition number of ~2,500 that the diagonal metric cannot remove.
 void correlated_regression(hmc::Algorithm algorithm) {
-  const auto m = hard::make_correlated_regression({});
-  const auto ref = m.reference();
-  const auto o = run("correlated_regression", m, ref, defaults(algorithm, 128, 500, 200, 102));
-  expect_defaults_hold(o, ref, algorithm);
+  check_case("correlated_regression", hard::make_correlated_regression({}), algorithm, 128, 200, 102);
 }
 TEST(HardPosteriors, CorrelatedRegressionHmc) { correlated_regression(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, CorrelatedRegressionNuts) { correlated_regression(hmc::Algorithm::kNuts); }
@@ -431,21 +431,14 @@ hard::CorrelatedRegressionSpec raw_regression_spec() {
   return spec;
 }
 void raw_regression(hmc::Algorithm algorithm) {
-  const auto m = hard::make_correlated_regression(raw_regression_spec());
-  const auto ref = m.reference();
-  const auto o = run("correlated_regression_raw", m, ref, defaults(algorithm, 128, 500, 600, 106));
-  expect_defaults_hold(o, ref, algorithm);
+  check_case("correlated_regression_raw", hard::make_correlated_regression(raw_regression_spec()), algorithm, 128, 600,
+             106);
 }
 TEST(HardPosteriors, CorrelatedRegressionRawHmc) { raw_regression(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, CorrelatedRegressionRawNuts) { raw_regression(hmc::Algorithm::kNuts); }
 
 // funnel: v ~ N(0, 1.25²), six x's ~ N(0, e^v); 1,500 draws, as v mixes slowly.
-void funnel(hmc::Algorithm algorithm) {
-  const hard::Funnel m;
-  const auto ref = m.reference();
-  const auto o = run("funnel", m, ref, defaults(algorithm, 256, 500, 1500, 103));
-  expect_defaults_hold(o, ref, algorithm);
-}
+void funnel(hmc::Algorithm algorithm) { check_case("funnel", hard::Funnel{}, algorithm, 256, 1500, 103); }
 TEST(HardPosteriors, FunnelHmc) { funnel(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, FunnelNuts) { funnel(hmc::Algorithm::kNuts); }
 
