@@ -111,6 +111,34 @@ struct DiscardRow {
   KOKKOS_INLINE_FUNCTION Sink operator()(int) const { return {}; }
 };
 
+/// \brief A model's entry points over its one template M::eval<T>(q, grad): log_density
+/// (the gradient discarded, so both return the same bits), log_density_gradient, and the
+/// lane path's log_density_gradient_t.
+template <class M>
+struct EntryPoints {
+  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
+    return self().template eval<double>(q, DiscardRow{});
+  }
+  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
+    return self().template eval<double>(q, grad);
+  }
+  template <class T, class R>
+  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+    return self().template eval<T>(q, grad);
+  }
+
+ protected:
+  KOKKOS_INLINE_FUNCTION const M& self() const { return static_cast<const M&>(*this); }
+};
+
+/// \brief EntryPoints of a model whose parameters are its coordinates.
+template <class M>
+struct Unconstrained : EntryPoints<M> {
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int j = 0; j < this->self().dim(); ++j) out(j) = q(j);
+  }
+};
+
 // ---- heavy_tails ------------------------------------------------------------------
 
 /// \brief What HeavyTails and HeavyTailsFlat share: G groups of K non-centred coefficients
@@ -118,7 +146,7 @@ struct DiscardRow {
 /// u_g = log τ_g and z_gk (group g's block of q starts at g (1 + K)); the outputs tau[g],
 /// log_tau[g], theta[g,k]; the model's entry points, over M::eval<T>(q, grad).
 template <class M>
-struct ScaleGroups {
+struct ScaleGroups : EntryPoints<M> {
   int groups = 0, per_group = 0;  ///< G, K
   double nu = 1.0, scale = 1.0;   ///< half-Student-t(ν, 0, s) on every τ_g
   double log_nu_s2 = 0.0;         ///< log(ν s²)
@@ -150,16 +178,6 @@ struct ScaleGroups {
     return 0.5 * (nu + 1.0) * math::log_sigmoid(-w) + u;
   }
 
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const {
-    return self().template eval<double>(q, DiscardRow{});
-  }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return self().template eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return self().template eval<T>(q, grad);
-  }
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
     for (int g = 0; g < groups; ++g) {
       const int o = g * (1 + per_group);
@@ -169,9 +187,6 @@ struct ScaleGroups {
       for (int k = 0; k < per_group; ++k) out(2 * groups + g * per_group + k) = tau * q(o + 1 + k);
     }
   }
-
- private:
-  KOKKOS_INLINE_FUNCTION const M& self() const { return static_cast<const M&>(*this); }
 };
 
 struct HeavyTails : ScaleGroups<HeavyTails> {
@@ -447,7 +462,7 @@ inline HeavyTailsFlat make_heavy_tails_flat(const HeavyTailsFlatSpec& spec) {
 
 // ---- correlated_regression --------------------------------------------------------
 
-struct CorrelatedRegression {
+struct CorrelatedRegression : Unconstrained<CorrelatedRegression> {
   int d = 0;
   MatrixView a;  ///< XᵀX / σ² + I / s²: the posterior precision
   VectorView b;  ///< Xᵀy / σ²
@@ -472,17 +487,6 @@ struct CorrelatedRegression {
       lp += q(i) * (b(i) - 0.5 * ai);
     }
     return lp;
-  }
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return eval<double>(q, DiscardRow{}); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return eval<T>(q, grad);
-  }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int j = 0; j < d; ++j) out(j) = q(j);
   }
 
   std::vector<std::vector<double>> host_a() const {
@@ -602,7 +606,7 @@ inline CorrelatedRegression make_correlated_regression(const CorrelatedRegressio
 
 // ---- funnel -----------------------------------------------------------------------
 
-struct Funnel {
+struct Funnel : Unconstrained<Funnel> {
   int k = 6;              ///< K, the x's
   double sigma_v = 1.25;  ///< sd of v
 
@@ -628,17 +632,6 @@ struct Funnel {
     grad(0) = 0.5 * (ev * ss) - inv_s2 * v - 0.5 * k;
     return -0.5 * (inv_s2 * (v * v) + ev * ss + static_cast<double>(k) * v);
   }
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return eval<double>(q, DiscardRow{}); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return eval<T>(q, grad);
-  }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int j = 0; j <= k; ++j) out(j) = q(j);
-  }
   Reference reference() const {
     Reference r;
     r.mean.assign(dim(), 0.0);
@@ -650,7 +643,7 @@ struct Funnel {
 
 // ---- bimodal ----------------------------------------------------------------------
 
-struct Bimodal {
+struct Bimodal : Unconstrained<Bimodal> {
   int d = 3;
   double offset = 4.0;  ///< a: the modes are ±(a, ..., a)
 
@@ -678,17 +671,6 @@ struct Bimodal {
       grad(j) = offset * th - x;
     }
     return as + math::log1p(math::exp(-2.0 * as)) - 0.5 * xx;
-  }
-  KOKKOS_INLINE_FUNCTION double log_density(const Row& q) const { return eval<double>(q, DiscardRow{}); }
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const Row& q, const Row& grad) const {
-    return eval<double>(q, grad);
-  }
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
-    return eval<T>(q, grad);
-  }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int j = 0; j < d; ++j) out(j) = q(j);
   }
   Reference reference() const {
     Reference r;
