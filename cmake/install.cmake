@@ -2,7 +2,7 @@
 #
 #   bin/hmc, bin/hmc-build-model           the sampler; the one-command build of a user's models
 #   libexec/hmc/hmc-LEVEL                   a portable build's levels, which bin/hmc chooses from
-#   include/hmc/...                         the headers: core/, model/, keys/ and dist/ (what a model
+#   include/hmc/...                         the headers: core/, model/, keys/ and distributions/ (what a model
 #                                           uses) and the rest of the engine, which an executable with
 #                                           a user's model instantiates; include/hmc/models: the shipped
 #                                           models and shipped.hpp

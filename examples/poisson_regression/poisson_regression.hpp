@@ -6,14 +6,14 @@
 ///   y_i ~ Poisson(exp(alpha + beta x_i)),  i = 1..N.
 ///
 /// Both parameters are unconstrained, so q = (alpha, beta) and there is no Jacobian. The
-/// log density and its gradient come from hmc/dist (every normalising constant kept), as
+/// log density and its gradient come from hmc/distributions (every normalising constant kept), as
 /// a template on the number type: T = double on a GPU or the one-particle host kernel,
 /// T = hmc::Pack (8 particles at once) in the host's lane kernel. The last line registers
 /// the model; `hmc-build-model poisson_regression.hpp -o hmc-mine` builds an hmc with it.
 
 #include "hmc/app/register.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/dist/dist.hpp"
+#include "hmc/distributions/dist.hpp"
 #include "hmc/keys/data.hpp"
 #include "hmc/keys/key.hpp"
 #include "hmc/keys/values.hpp"

@@ -3,7 +3,7 @@
 
 - The folders of src/hmc include each other without a cycle (core at the bottom).
 - No MPI call (an identifier starting MPI_) outside src/hmc/parallel and src/hmc/services.
-- Models (models/*.hpp) include hmc headers only from core/, model/, dist/ (log densities) and keys/ (their
+- Models (models/*.hpp) include hmc headers only from core/, model/, distributions/ (log densities) and keys/ (their
   config keys, typed values and data reader), never io/, sampler/, parallel/ or services/; models/registry.* and shipped.*,
   which hand models to the services, may.
 - Nothing outside io/config (config.cpp, run_config.cpp) reads a config's JSON: no subscript, at(), value() or
@@ -83,7 +83,7 @@ for a, b in sorted(KNOWN_BACK_EDGES):
     if b not in edges.get(a, {}):
         problems.append(f"the known edge {a} -> {b} is gone: remove it from KNOWN_BACK_EDGES")
 
-allowed_for_models = {"core", "model", "dist", "keys"}
+allowed_for_models = {"core", "model", "distributions", "keys"}
 models = os.path.join(root, "models")
 for path in sources(models):
     name = os.path.basename(path)

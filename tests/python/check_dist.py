@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hmc/dist against SciPy: the log densities and gradients that hmc_dist_points prints.
+"""hmc/distributions against SciPy: the log densities and gradients that hmc_dist_points prints.
 
 Reads JSON lines {"dist", "args", "value", "propto", "grad"} (from a file or stdin) and checks
 for each point:
@@ -269,7 +269,7 @@ def main():
             ref = float(value_f(*args))
         except ValueError:
             ref = -math.inf
-        if math.isnan(ref):  # SciPy: NaN for a parameter outside its range; hmc/dist: -infinity
+        if math.isnan(ref):  # SciPy: NaN for a parameter outside its range; hmc/distributions: -infinity
             ref = -math.inf
         checks += 1
         if ref == -math.inf or p["value"] == -math.inf:

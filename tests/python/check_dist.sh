@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hmc/dist against SciPy: hmc_dist_points prints the log densities and gradients at fixed points,
+# hmc/distributions against SciPy: hmc_dist_points prints the log densities and gradients at fixed points,
 # check_dist.py compares them (one line per mismatch, a summary line; exit 1 on a mismatch).
 # Environment (set by ctest): HMC_DIST_POINTS (the binary), HMC_SOURCE_DIR.
 set -euo pipefail

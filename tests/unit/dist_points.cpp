@@ -1,11 +1,11 @@
-// hmc_dist_points: the log densities of hmc/dist and their gradients (T = double) at fixed
+// hmc_dist_points: the log densities of hmc/distributions and their gradients (T = double) at fixed
 // points, one JSON object a line, for tests/python/check_dist.py to compare with SciPy:
 //   {"dist": NAME, "args": [...], "value": v, "propto": v', "grad": [...]}
 // args are the density's arguments in order (a vector or matrix argument as a nested list,
 // a matrix row by row); grad has one partial per real-valued scalar, in the order of args
 // (vectors element by element, the Cholesky factor's lower triangle row by row).
 
-#include "hmc/dist/dist.hpp"
+#include "hmc/distributions/dist.hpp"
 
 #include <cstdio>
 #include <string>

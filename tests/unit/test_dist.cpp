@@ -1,4 +1,4 @@
-// hmc/dist: each analytic gradient against forward-mode autodiff of its value, Pack against
+// hmc/distributions: each analytic gradient against forward-mode autodiff of its value, Pack against
 // double lane by lane, propto against the documented constant, the _sum forms against sums of
 // scalar forms, out-of-support values. (Values against SciPy: tests/python/check_dist.py.)
 
@@ -14,7 +14,7 @@
 #endif
 
 #include "hmc/core/types.hpp"
-#include "hmc/dist/dist.hpp"
+#include "hmc/distributions/dist.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // differences at many random points, its log density against a direct host
 // formula, its constrained outputs, and its data checks.
 #include "eight_schools.hpp"
-#include "hmc/dist/dist.hpp"
+#include "hmc/distributions/dist.hpp"
 #include "hmc/model/concept.hpp"
 #include "support/gradient_test.hpp"
 
@@ -93,7 +93,7 @@ TEST(EightSchools, DefaultPriorsAreNormal05AndHalfCauchy5) {
   for (std::size_t i = 0; i < pts.size(); ++i) EXPECT_NEAR(r(i), direct_log_density(pts[i], 0, 5, 5), 1e-10);
 }
 
-// The same density written with hmc/dist (the terms a user would write): the model's
+// The same density written with hmc/distributions (the terms a user would write): the model's
 // hand-summed constants and hmc::dist's exact normalisations agree to rounding. The model
 // keeps its own arithmetic: written with hmc::dist its draws differ in the last bits and
 // its Dual gradient runs 1.8x slower (a log of every sigma_j in every pass).

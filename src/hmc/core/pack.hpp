@@ -40,7 +40,7 @@ inline constexpr int kLanes = 8;
 #endif
 
 // Pack's functions: host only, but host and device for nvcc, whose host code instantiates
-// device-capable templates (hmc/dist, the models' template gradients) with Packs (tests):
+// device-capable templates (hmc/distributions, the models' template gradients) with Packs (tests):
 // it would warn that they call host functions. No device code uses a Pack.
 #if defined(__CUDACC__)
 #define HMC_PACK_FUNCTION KOKKOS_INLINE_FUNCTION

@@ -11,7 +11,7 @@
 #include "harmonic_oscillator.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
-#include "hmc/dist/dist.hpp"
+#include "hmc/distributions/dist.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/dual.hpp"
 #include "hmc/sampler/leapfrog.hpp"

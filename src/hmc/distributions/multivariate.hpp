@@ -8,8 +8,8 @@
 /// vectors, so a `_grad` form returns the value and ADDS the partials into output indexables
 /// (`d(i) += ...`); pass `dist::Ignore{}` for an output that is not wanted (`dist::ignore` on the host).
 
-#include "hmc/dist/special.hpp"
-#include "hmc/dist/value_grad.hpp"
+#include "hmc/distributions/special.hpp"
+#include "hmc/distributions/value_grad.hpp"
 
 namespace hmc::dist {
 

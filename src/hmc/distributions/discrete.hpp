@@ -7,8 +7,8 @@
 /// Outside the support (k not in it, or a parameter outside its range) the value is -infinity
 /// and the partial 0. docs/distributions.md lists what `Propto = true` drops.
 
-#include "hmc/dist/special.hpp"
-#include "hmc/dist/value_grad.hpp"
+#include "hmc/distributions/special.hpp"
+#include "hmc/distributions/value_grad.hpp"
 
 namespace hmc::dist {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief The plumbing of hmc/dist: the result type of mixed arguments (`promote_t`),
+/// \brief The plumbing of hmc/distributions: the result type of mixed arguments (`promote_t`),
 /// `ValueGrad`, lanes of a Pack, and the special functions the densities need (lgamma,
 /// digamma, trigamma, log1p_exp, lchoose) on double, hmc::Dual and hmc::Pack.
 ///

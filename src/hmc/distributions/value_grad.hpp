@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief How the public functions of hmc/dist reach their implementations: mixed argument
+/// \brief How the public functions of hmc/distributions reach their implementations: mixed argument
 /// types become one type R (`promote_t`), a Pack is computed lane by lane in double, and the
 /// vectorised `_sum` forms loop over the data.
 ///
@@ -9,7 +9,7 @@
 /// real-valued arguments as R and the integer ones as int. The macros at the end of this file
 /// write the public `NAME`, `NAME_grad`, `NAME_sum` and `NAME_sum_grad` around them.
 
-#include "hmc/dist/special.hpp"
+#include "hmc/distributions/special.hpp"
 
 #include <type_traits>
 

@@ -7,8 +7,8 @@
 /// `Propto = true` drops. Outside the support (or for a parameter outside its range, e.g.
 /// sigma <= 0) the value is -infinity and the partials are 0.
 
-#include "hmc/dist/special.hpp"
-#include "hmc/dist/value_grad.hpp"
+#include "hmc/distributions/special.hpp"
+#include "hmc/distributions/value_grad.hpp"
 
 namespace hmc::dist {
 
