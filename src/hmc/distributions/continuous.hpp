@@ -289,13 +289,6 @@ KOKKOS_INLINE_FUNCTION ValueGrad<promote_t<X, Nu, M, S>, 4> student_t_lpdf_grad(
   return detail::call_grad<impl::student_t_lpdf_fn, Propto>(x, nu, mu, sigma);
 }
 template <bool Propto = false, class Xs, class Nu, class M, class S>
-KOKKOS_INLINE_FUNCTION promote_t<Nu, M, S> student_t_lpdf_sum(const Xs& xs, const Nu& nu, const M& mu, const S& sigma) {
-  promote_t<Nu, M, S> lp = 0.0;
-  const int n = static_cast<int>(xs.extent(0));
-  for (int i = 0; i < n; ++i) lp += student_t_lpdf<Propto>(static_cast<double>(xs(i)), nu, mu, sigma);
-  return lp;
-}
-template <bool Propto = false, class Xs, class Nu, class M, class S>
 KOKKOS_INLINE_FUNCTION ValueGrad<promote_t<Nu, M, S>, 3> student_t_lpdf_sum_grad(const Xs& xs, const Nu& nu,
                                                                                  const M& mu, const S& sigma) {
   auto r = detail::zero_value_grad<promote_t<Nu, M, S>, 3>();
@@ -308,4 +301,17 @@ KOKKOS_INLINE_FUNCTION ValueGrad<promote_t<Nu, M, S>, 3> student_t_lpdf_sum_grad
   return r;
 }
 
+template <bool Propto = false, class Xs, class Nu, class M, class S>
+KOKKOS_INLINE_FUNCTION promote_t<Nu, M, S> student_t_lpdf_sum(const Xs& xs, const Nu& nu, const M& mu, const S& sigma) {
+  if constexpr (is_var_v<promote_t<Nu, M, S>>) {
+    const auto g =
+        student_t_lpdf_sum_grad<Propto>(xs, detail::value_arg(nu), detail::value_arg(mu), detail::value_arg(sigma));
+    return detail::record_density<typename promote_t<Nu, M, S>::scalar>(g, nu, mu, sigma);
+  } else {
+    promote_t<Nu, M, S> lp = 0.0;
+    const int n = static_cast<int>(xs.extent(0));
+    for (int i = 0; i < n; ++i) lp += student_t_lpdf<Propto>(static_cast<double>(xs(i)), nu, mu, sigma);
+    return lp;
+  }
+}
 }  // namespace hmc::dist

@@ -11,6 +11,7 @@
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/model/dual.hpp"
+#include "hmc/model/reverse.hpp"
 
 #include <type_traits>
 
@@ -25,12 +26,19 @@ inline constexpr bool is_pack_v = is_pack<T>::value;
 template <class T>
 inline constexpr bool is_dual_v = std::is_same_v<std::decay_t<T>, Dual>;
 
-/// \brief The result type of a density of arguments `Args...`: Pack if any is a Pack,
+using ad::is_var_v;
+/// A Pack or a Var of Packs.
+template <class T>
+inline constexpr bool is_pack_like_v = is_pack_v<T> || std::is_same_v<std::decay_t<T>, Var<Pack>>;
+
+/// \brief The result type of a density of arguments `Args...`: a Var (of Packs if any argument
+/// is a Pack or a Var of Packs, else of doubles) if any is a Var, else Pack if any is a Pack,
 /// else Dual if any is a Dual, else double (int and double arguments are data).
 template <class... Args>
 struct promote {
-  using type =
-      std::conditional_t<(is_pack_v<Args> || ...), Pack, std::conditional_t<(is_dual_v<Args> || ...), Dual, double>>;
+  using type = std::conditional_t<
+      (is_var_v<Args> || ...), Var<std::conditional_t<(is_pack_like_v<Args> || ...), Pack, double>>,
+      std::conditional_t<(is_pack_v<Args> || ...), Pack, std::conditional_t<(is_dual_v<Args> || ...), Dual, double>>>;
 };
 template <class... Args>
 using promote_t = typename promote<Args...>::type;
@@ -168,6 +176,23 @@ KOKKOS_INLINE_FUNCTION double lchoose(int n, int k) {
 KOKKOS_INLINE_FUNCTION Dual lgamma(const Dual& x) { return Dual(math::lgamma(x.value), digamma(x.value) * x.tangent); }
 KOKKOS_INLINE_FUNCTION Dual digamma(const Dual& x) { return Dual(digamma(x.value), trigamma(x.value) * x.tangent); }
 KOKKOS_INLINE_FUNCTION Dual log1p_exp(const Dual& x) { return -math::log_sigmoid(-x); }
+
+// ---- on Var (reverse mode): one node each ------------------------------------------------
+
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> lgamma(const Var<S>& x) {
+  return ad::record(ad::lanewise(x.v, [](double y) { return math::lgamma(y); }), x,
+                    ad::lanewise(x.v, [](double y) { return digamma(y); }));
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> digamma(const Var<S>& x) {
+  return ad::record(ad::lanewise(x.v, [](double y) { return digamma(y); }), x,
+                    ad::lanewise(x.v, [](double y) { return trigamma(y); }));
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> log1p_exp(const Var<S>& x) {
+  return -math::log_sigmoid(-x);
+}
 
 // ---- on Pack (host): lane by lane -------------------------------------------------------
 

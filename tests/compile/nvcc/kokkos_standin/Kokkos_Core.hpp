@@ -78,6 +78,16 @@ template <class Dst, class Src>
 void deep_copy(const Dst& dst, const Src& src);
 template <class D, class... P>
 typename View<D, P...>::HostMirror create_mirror_view(const View<D, P...>& v);
+template <class Space, class D, class... P>
+typename View<D, P...>::HostMirror create_mirror_view_and_copy(const Space& space, const View<D, P...>& v);
+
+// Host-only dispatch over a range: declared, never defined.
+template <class... Properties>
+struct RangePolicy {
+  RangePolicy(long begin, long end);
+};
+template <class Policy, class F>
+void parallel_for(const std::string& label, const Policy& policy, const F& f);
 
 namespace Profiling {
 void pushRegion(const std::string& name);
