@@ -135,7 +135,7 @@ TEST(Reverse, MathFunctions) {
           return T(math::log(pos + 1.0) + math::log1p(pos) + math::expm1(b) + math::sqrt(pos) + math::sin(b) +
                    math::cos(c) + math::fabs(c) + math::pow(pos, 2.5) + math::pow(2.0, b) + math::pow(pos, b) +
                    math::log_sigmoid(c) + math::sigmoid(b) + dist::lgamma(pos + 0.5) + dist::digamma(pos + 1.0) +
-                   dist::log1p_exp(b) + math::pow(c, 0.0));
+                   dist::log1p_exp(b) + math::pow(c, 0.0) + dist::log_sum_exp(a, b) + dist::log_sum_exp(0.5, c));
         },
         {0.3, -0.8, 1.1});
 }

@@ -17,23 +17,71 @@
 namespace hmc::dist {
 
 /// \brief Part of a vector: `slice(q, offset)(i)` is q(offset + i); with a length n it
-/// also has extent(0) = n, so a slice of a data View can be the data of a `_sum` form.
+/// also has extent(0) = n, so a slice of a data View can be the data of a `_sum` form. A
+/// slice of a (1-D, contiguous) View holds its data pointer, not a copy of the View (which
+/// would count references on every call).
 template <class V>
 struct Slice {
   V v;
   int offset;
   int n;
-  KOKKOS_INLINE_FUNCTION auto operator()(int i) const { return v(offset + i); }
+  KOKKOS_INLINE_FUNCTION auto operator()(int i) const {
+    if constexpr (std::is_pointer_v<V>) {
+      return v[offset + i];
+    } else {
+      return v(offset + i);
+    }
+  }
   KOKKOS_INLINE_FUNCTION int extent(int) const { return n; }
 };
 template <class V>
-KOKKOS_INLINE_FUNCTION Slice<V> slice(const V& v, int offset, int n = 0) {
-  return Slice<V>{v, offset, n};
+KOKKOS_INLINE_FUNCTION auto slice(const V& v, int offset, int n = 0) {
+  if constexpr (Kokkos::is_view<V>::value) {
+    static_assert(V::rank == 1, "dist::slice: a 1-D View");
+    return Slice<typename V::const_value_type*>{v.data(), offset, n};
+  } else {
+    return Slice<V>{v, offset, n};
+  }
+}
+
+/// \brief A data vector as the one column of a matrix: `as_column(x)(i, 0)` is x(i), with
+/// `extent(0)` = x.extent(0) rows and 1 column (a GLM of one covariate). Holds the View's data
+/// pointer.
+struct Column {
+  const double* v;
+  int n;
+  KOKKOS_INLINE_FUNCTION double operator()(int i, int) const { return v[i]; }
+  KOKKOS_INLINE_FUNCTION int extent(int r) const { return r == 0 ? n : 1; }
+};
+template <class V>
+KOKKOS_INLINE_FUNCTION Column as_column(const V& v) {
+  static_assert(Kokkos::is_view<V>::value && V::rank == 1, "dist::as_column: a 1-D View");
+  return Column{v.data(), static_cast<int>(v.extent(0))};
 }
 
 namespace detail {
 
-/// The linear predictors' sum: f(η_i, i) gives the term's value and its derivative in η;
+/// Partials accumulated in a strided array (a node's edges on the tape).
+template <class S>
+struct StridedOut {
+  S* p;
+  std::ptrdiff_t stride;
+  KOKKOS_INLINE_FUNCTION S& operator()(int j) const { return p[j * stride]; }
+};
+/// Partials not wanted (no tape, or a tape that counts).
+struct NoOut {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION void add(int, const T&) const {}
+};
+
+template <class S>
+KOKKOS_INLINE_FUNCTION void add_partial(const StridedOut<S>& out, int j, const S& v) {
+  out(j) += v;
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION void add_partial(const NoOut&, int, const S&) {}
+
+/// The linear predictors' sum: f(η_i, i, dη) gives the i-th term and its derivative in η;
 /// returns Σ value and accumulates Σ dη into d_alpha and Σ dη X(i, j) into d_beta(j).
 template <class S, class X, class BetaValue, class F, class DBeta>
 KOKKOS_INLINE_FUNCTION S glm_pass(const X& x, const S& alpha, const BetaValue& beta, int p, F f, S& d_alpha,
@@ -46,13 +94,14 @@ KOKKOS_INLINE_FUNCTION S glm_pass(const X& x, const S& alpha, const BetaValue& b
     S d_eta(0.0);
     lp += f(eta, i, d_eta);
     d_alpha += d_eta;
-    for (int j = 0; j < p; ++j) d_beta(j) += x(i, j) * d_eta;
+    for (int j = 0; j < p; ++j) add_partial(d_beta, j, S(x(i, j) * d_eta));
   }
   return lp;
 }
 
 /// A GLM on Vars: one node with edges alpha, extra (sigma: 1 or 0 of them), beta(0..p-1).
-/// term(eta, i, d_eta, extra_value, d_extra) is the i-th term.
+/// term(eta, i, d_eta, extra_value, d_extra) is the i-th term; finish(sum, extra, d_extra)
+/// the value (and d_extra) from the sum of the terms.
 template <class R, int Extra, class X, class A, class B, class E, class Term, class Finish>
 KOKKOS_INLINE_FUNCTION R glm_node(const X& x, const A& alpha, const B& beta, const E& extra, Term term, Finish finish) {
   using S = typename R::scalar;
@@ -68,10 +117,10 @@ KOKKOS_INLINE_FUNCTION R glm_node(const X& x, const A& alpha, const B& beta, con
   const S a = value_arg(alpha), e = value_arg(extra);
   S d_alpha(0.0), d_extra(0.0);
   const auto beta_value = [&](int j) { return S(value_arg(beta(j))); };
-  const auto d_beta = [&](int j) -> S& { return node.partial(1 + Extra + j); };
-  const S sum = glm_pass(
-      x, a, beta_value, p, [&](const S& eta, int i, S& d_eta) { return term(eta, i, d_eta, e, d_extra); }, d_alpha,
-      d_beta);
+  const auto f = [&](const S& eta, int i, S& d_eta) { return term(eta, i, d_eta, e, d_extra); };
+  const S sum = node.recording() ? glm_pass(x, a, beta_value, p, f, d_alpha,
+                                            StridedOut<S>{node.partials_from(1 + Extra), node.partial_stride()})
+                                 : glm_pass(x, a, beta_value, p, f, d_alpha, NoOut{});
   const S value = finish(sum, e, d_extra);
   node.partial(0) = d_alpha;
   if (Extra > 0) node.partial(1) = d_extra;

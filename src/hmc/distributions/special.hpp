@@ -194,6 +194,35 @@ KOKKOS_INLINE_FUNCTION Var<S> log1p_exp(const Var<S>& x) {
   return -math::log_sigmoid(-x);
 }
 
+// ---- log_sum_exp ----------------------------------------------------------------------
+
+/// \brief log(e^a + e^b) without overflow; -infinity when both are -infinity.
+KOKKOS_INLINE_FUNCTION double log_sum_exp(double a, double b) {
+  const double m = a > b ? a : b;
+  if (m == neg_inf()) return m;
+  return m + math::log1p(math::exp(-math::fabs(a - b)));
+}
+template <class A, class B>
+KOKKOS_INLINE_FUNCTION promote_t<A, B> log_sum_exp(const A& a, const B& b) {
+  using R = promote_t<A, B>;
+  if constexpr (is_var_v<R>) {
+    // One node: ∂/∂a = e^(a - v), ∂/∂b = e^(b - v).
+    using S = typename R::scalar;
+    const R ra = a, rb = b;
+    const S v = ad::lanewise2(ra.v, rb.v, [](double x, double y) { return log_sum_exp(x, y); });
+    return ad::record(v, ra, S(math::exp(S(ra.v - v))), rb, S(math::exp(S(rb.v - v))));
+  } else if constexpr (is_pack_v<R>) {
+    R r;
+    for (int l = 0; l < kLanes; ++l) r[l] = log_sum_exp(lane(a, l), lane(b, l));
+    return r;
+  } else {
+    const R ra = a, rb = b;
+    const double m = value_of(ra) > value_of(rb) ? value_of(ra) : value_of(rb);
+    if (m == neg_inf()) return R(m);
+    return m + math::log(math::exp(ra - m) + math::exp(rb - m));
+  }
+}
+
 // ---- on Pack (host): lane by lane -------------------------------------------------------
 
 #define HMC_DIST_PACK_UNARY(NAME)                       \

@@ -157,6 +157,9 @@ struct VectorNode {
   KOKKOS_INLINE_FUNCTION void parent(int e, int id) const {
     if (recording()) tape->store.index(tape->parent0 + e0 + e) = static_cast<double>(id < 0 ? tape->sink() : id);
   }
+  /// The partials of edges e, e + 1, ... as a strided array (only while recording()).
+  KOKKOS_INLINE_FUNCTION S* partials_from(int e) const { return &tape->partial(e0 + e); }
+  KOKKOS_INLINE_FUNCTION std::ptrdiff_t partial_stride() const { return tape->store.value_stride(); }
   KOKKOS_INLINE_FUNCTION Var<S> result(const S& value) const {
     return tape != nullptr ? Var<S>(value, node, tape) : Var<S>(value, -1, nullptr);
   }

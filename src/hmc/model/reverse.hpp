@@ -62,6 +62,7 @@ struct TapeStorage<double> {
   std::ptrdiff_t stride = 1;
   KOKKOS_INLINE_FUNCTION double& value(long k) const { return data[k * stride]; }
   KOKKOS_INLINE_FUNCTION double& index(long k) const { return data[k * stride]; }
+  KOKKOS_INLINE_FUNCTION std::ptrdiff_t value_stride() const { return stride; }
 };
 
 template <>
@@ -69,6 +70,7 @@ struct TapeStorage<Pack> {
   Pack* data = nullptr;
   HMC_PACK_FUNCTION Pack& value(long k) const { return data[k]; }
   HMC_PACK_FUNCTION double& index(long k) const { return data[k / kLanes][static_cast<int>(k % kLanes)]; }
+  HMC_PACK_FUNCTION std::ptrdiff_t value_stride() const { return 1; }
 };
 
 /// \brief The recording of one evaluation.
