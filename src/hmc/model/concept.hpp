@@ -397,7 +397,7 @@ constexpr bool check_model() {
   return is_model<M>();
 }
 
-/// \brief check_model() and the static members the registry needs (models/registry.cpp).
+/// \brief check_model() and the static members the registry needs (app/register.hpp: HMC_REGISTER_MODEL).
 template <class M>
 constexpr bool check_registrable_model() {
   static_assert(detail::has_from_config<M>::value,
