@@ -56,8 +56,7 @@ struct Allocations {
 
 hmc::models::EightSchools eight_schools() {
   auto m = hmc::models::EightSchools::from_config(
-      nlohmann::json::object(),
-      {{"y", {28, 8, -3, 7, -1, 1, 18, 12}}, {"sigma", {15, 10, 16, 11, 9, 11, 10, 18}}});
+      nlohmann::json::object(), {{"y", {28, 8, -3, 7, -1, 1, 18, 12}}, {"sigma", {15, 10, 16, 11, 9, 11, 10, 18}}});
   hmc::model::plan(m, 256, 2);  // what a run does: sizes the tape
   return m;
 }
@@ -83,8 +82,8 @@ std::pair<Allocations, std::uint64_t> count(const hmc::models::EightSchools& m, 
   const int packs = m.lane_scratch_size();
   g_news = 0;
   g_counting = true;
-  Kokkos::parallel_for(
-      "lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, 4096), [packs](int) { (void)hmc::sampler::lane_scratch(packs); });
+  Kokkos::parallel_for("lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, 4096),
+                       [packs](int) { (void)hmc::sampler::lane_scratch(packs); });
   Kokkos::fence();
   g_counting = false;
   const std::uint64_t lane_news = g_news;
@@ -109,7 +108,7 @@ std::pair<Allocations, std::uint64_t> count(const hmc::models::EightSchools& m, 
 TEST(Allocations, SamplingLoopOfAnAutomaticGradientAllocatesNothing) {
   const auto m = eight_schools();
   ASSERT_GT(m.tape_layout.nodes, 0);
-  ASSERT_GT(m.scratch_size(), 0);  // D = 10: reverse mode in the scratch row
+  ASSERT_GT(m.scratch_size(), 0);          // D = 10: reverse mode in the scratch row
   for (const char* scalar : {"1", "0"}) {  // the one-particle path, then the lanes
     SCOPED_TRACE(std::string("HMC_SCALAR_TRANSITION=") + scalar);
     setenv("HMC_SCALAR_TRANSITION", scalar, 1);
