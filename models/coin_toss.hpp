@@ -2,6 +2,10 @@
 /// \file
 /// \brief Independent coins, each with its own Bernoulli tosses and a Beta(a, b) prior.
 ///
+/// Keeps a hand-written gradient: written once (route (a)) its reverse-mode gradient ran at
+/// 0.08x this one's rate in the lanes (1.1e7 against 1.3e8 gradients/s, configs/bench/coin_toss.json,
+/// 2 cores): per coin a few flops, against a tape of seven nodes.
+///
 /// Sampled on the logit scale θ_c = log(p_c / (1 - p_c)). With h heads and t tails,
 /// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
 /// p(1 - p) of the logit map is included.

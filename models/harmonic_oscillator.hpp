@@ -2,6 +2,10 @@
 /// \file
 /// \brief A Gaussian written as a physical potential: U(q) = ½ (q - c)ᵀ K (q - c).
 ///
+/// Keeps a hand-written gradient: written once (route (a)) its reverse-mode gradient ran at
+/// 0.18x this one's rate in the lanes (1.0e6 against 5.6e6 gradients/s, configs/bench/harmonic_d100.json,
+/// 2 cores): three flops per coordinate, against a tape of three nodes.
+///
 /// K is diagonal (`model.spring_constants`, one k_i per coordinate) or a full
 /// symmetric positive definite matrix (`model.precision`). log p(q) = -U(q); the
 /// exact posterior is N(c, K⁻¹), which makes this the engine's reference model.

@@ -3,6 +3,11 @@
 /// \brief Hidden Markov model: K hidden states, categorical or Gaussian emissions, the
 /// state paths summed out by the scaled forward algorithm.
 ///
+/// Keeps a hand-written gradient (one backward pass over the stored forward variables, on a
+/// team of threads or in the lanes): a recorded forward algorithm would hold some 18 nodes
+/// and 36 edges per time step at K = 3, about 216,000 doubles (1.7 MiB) of tape per particle
+/// at T = 2,000, against the T·K doubles of forward variables it keeps now.
+///
 /// Parameters (constrained scale): the transition matrix A (K x K, each row a simplex,
 /// Dirichlet(transition_concentration) prior per row), the emissions (categorical: B,
 /// K x V, rows simplexes with Dirichlet(emission_concentration) priors; Gaussian: one

@@ -58,7 +58,8 @@ double direct_log_density(const json& data, bool intercept, double sa, double sb
 }
 
 void check_model(const json& model, const json& data, bool intercept, double sa, double sb, double radius) {
-  const auto m = LogisticRegression::from_config(model, data);
+  auto m = LogisticRegression::from_config(model, data);
+  hmc::model::plan(m, 256, 2);  // as a run does: the reverse-mode tape
   const auto r = hmc::model::check_gradient(m, hmc::model::initial_points(200, m.dim(), radius, 42));
   EXPECT_TRUE(r.passed(1e-6)) << "worst relative error " << r.max_error();
   for (int i = 0; i < r.points(); ++i) {
@@ -77,19 +78,24 @@ TEST(LogisticRegression, GradientMatchesFiniteDifferences) {
   check_model({{"intercept", false}}, small_data(), false, 5.0, 2.5, 4.0);
 }
 
-/// The lane gradient against the scalar one, lane by lane (host data).
+/// The lane gradient (reverse mode on Var<Pack>) against the scalar one (reverse mode on
+/// Var<double>), lane by lane (host data).
 void expect_lanes_match_scalar() {
   for (const bool intercept : {true, false}) {
-    const auto m = LogisticRegression::from_config({{"intercept", intercept}}, small_data());
+    auto m = LogisticRegression::from_config({{"intercept", intercept}}, small_data());
+    hmc::model::plan(m, 256, 2);
+    m.reverse_scalar = true;
     const int d = m.dim();
-    std::vector<hmc::Pack> q(d), g(d);
+    std::vector<hmc::Pack> q(d), g(d), tape(m.lane_scratch_size());
+    std::vector<double> scratch(m.scratch_size());
     for (int l = 0; l < hmc::kLanes; ++l)
       for (int j = 0; j < d; ++j) q[j][l] = 0.3 * (l - 3) + 0.7 * j - 1.1 * (l % 3) * (j % 2);
-    const hmc::Pack lp = m.log_density_gradient_t<hmc::Pack>(hmc::PackRow{q.data()}, hmc::PackRow{g.data()});
+    const hmc::Pack lp = m.log_density_gradient_lanes(hmc::PackRow{q.data()}, hmc::PackRow{g.data()}, tape.data());
     for (int l = 0; l < hmc::kLanes; ++l) {
       std::vector<double> ql(d), gl(d);
       for (int j = 0; j < d; ++j) ql[j] = q[j][l];
-      const double want = m.log_density_gradient(hmc::Row{ql.data(), 1}, hmc::Row{gl.data(), 1});
+      const double want =
+          m.log_density_gradient(hmc::Row{ql.data(), 1}, hmc::Row{gl.data(), 1}, hmc::Row{scratch.data(), 1});
       EXPECT_NEAR(lp[l], want, 1e-12 * std::max(1.0, std::abs(want)));
       for (int j = 0; j < d; ++j) EXPECT_NEAR(g[j][l], gl[j], 1e-12 * std::max(1.0, std::abs(gl[j])));
     }

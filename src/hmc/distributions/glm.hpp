@@ -135,7 +135,7 @@ template <bool Propto = false, class Y, class X, class A, class B, class Sg>
 KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>, Sg> normal_id_glm_lpdf(const Y& y, const X& x, const A& alpha,
                                                                               const B& beta, const Sg& sigma) {
   using R = promote_t<A, element_t<B, int>, Sg>;
-  const int n = static_cast<int>(x.extent(0)), p = static_cast<int>(x.extent(1));
+  const int n = static_cast<int>(x.extent(0));
   const double c = Propto ? 0.0 : n * constants::log_sqrt_two_pi;
   if constexpr (is_var_v<R>) {
     using S = typename R::scalar;
@@ -155,14 +155,17 @@ KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>, Sg> normal_id_glm_lpdf(co
           return S(sum - static_cast<double>(n) * math::log(s) - c);
         });
   } else {
-    R lp = 0.0;
-    for (int i = 0; i < n; ++i) {
-      R eta = alpha;
-      for (int j = 0; j < p; ++j) eta += x(i, j) * beta(j);
-      const R z = (y(i) - eta) / sigma;
-      lp += -0.5 * z * z;
-    }
-    return lp - static_cast<double>(n) * math::log(R(sigma)) - c;
+    const int p = static_cast<int>(x.extent(1));
+    const R s = sigma;
+    R unused(0.0);
+    const R sum = detail::glm_pass(
+        x, R(alpha), beta, p,
+        [&](const R& eta, int i, R&) {
+          const R z = (y(i) - eta) / s;
+          return R(-0.5 * z * z);
+        },
+        unused, detail::NoOut{});
+    return sum - static_cast<double>(n) * math::log(s) - c;
   }
 }
 
@@ -171,7 +174,6 @@ template <bool Propto = false, class Y, class X, class A, class B>
 KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>> bernoulli_logit_glm_lpmf(const Y& y, const X& x, const A& alpha,
                                                                                 const B& beta) {
   using R = promote_t<A, element_t<B, int>>;
-  const int n = static_cast<int>(x.extent(0)), p = static_cast<int>(x.extent(1));
   if constexpr (is_var_v<R>) {
     using S = typename R::scalar;
     return detail::glm_node<R, 0>(
@@ -183,13 +185,12 @@ KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>> bernoulli_logit_glm_lpmf(
         },
         [](const S& sum, const S&, S&) { return sum; });
   } else {
-    R lp = 0.0;
-    for (int i = 0; i < n; ++i) {
-      R eta = alpha;
-      for (int j = 0; j < p; ++j) eta += x(i, j) * beta(j);
-      lp += static_cast<double>(y(i)) * eta + math::log_sigmoid(R(-eta));
-    }
-    return lp;
+    const int p = static_cast<int>(x.extent(1));
+    R unused(0.0);
+    return detail::glm_pass(
+        x, R(alpha), beta, p,
+        [&](const R& eta, int i, R&) { return R(static_cast<double>(y(i)) * eta + math::log_sigmoid(R(-eta))); },
+        unused, detail::NoOut{});
   }
 }
 
@@ -199,7 +200,7 @@ template <bool Propto = false, class Y, class X, class A, class B>
 KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>> poisson_log_glm_lpmf(const Y& y, const X& x, const A& alpha,
                                                                             const B& beta) {
   using R = promote_t<A, element_t<B, int>>;
-  const int n = static_cast<int>(x.extent(0)), p = static_cast<int>(x.extent(1));
+  const int n = static_cast<int>(x.extent(0));
   double c = 0.0;
   if constexpr (!Propto) {
     for (int i = 0; i < n; ++i) c += math::lgamma(static_cast<double>(y(i)) + 1.0);
@@ -216,13 +217,13 @@ KOKKOS_INLINE_FUNCTION promote_t<A, element_t<B, int>> poisson_log_glm_lpmf(cons
         },
         [&](const S& sum, const S&, S&) { return S(sum - c); });
   } else {
-    R lp = 0.0;
-    for (int i = 0; i < n; ++i) {
-      R eta = alpha;
-      for (int j = 0; j < p; ++j) eta += x(i, j) * beta(j);
-      lp += static_cast<double>(y(i)) * eta - math::exp(eta);
-    }
-    return lp - c;
+    const int p = static_cast<int>(x.extent(1));
+    R unused(0.0);
+    return detail::glm_pass(
+               x, R(alpha), beta, p,
+               [&](const R& eta, int i, R&) { return R(static_cast<double>(y(i)) * eta - math::exp(eta)); }, unused,
+               detail::NoOut{}) -
+           c;
   }
 }
 

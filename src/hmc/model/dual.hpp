@@ -17,6 +17,7 @@
 /// Not provided: lgamma (its derivative, digamma, is not in the shim).
 
 #include "hmc/core/kokkos_shim.hpp"
+#include "hmc/model/reverse.hpp"
 
 namespace hmc {
 
@@ -181,7 +182,7 @@ KOKKOS_INLINE_FUNCTION constexpr double tangent_of(double) { return 0.0; }
 KOKKOS_INLINE_FUNCTION constexpr double tangent_of(const Dual& x) { return x.tangent; }
 
 namespace math {
-// `math::exp(x)` works for x of type double (Kokkos) and Dual (above).
+// `math::exp(x)` works for x of type double (Kokkos), Dual (above) and Var (hmc/model/reverse.hpp).
 using ad::cos;
 using ad::exp;
 using ad::expm1;

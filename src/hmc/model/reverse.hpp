@@ -20,7 +20,9 @@
 /// computes the gradient another way (hmc/model/autodiff.hpp: forward mode). A tape with
 /// no storage counts nodes and edges (TapeLayout::measure, when a model is prepared).
 ///
-/// Constants (`Var<S>(1.0)`, data) have no node (id < 0) and record nothing.
+/// Constants (`Var<S>(1.0)`, data) have no node (id < 0) and record nothing. `math::exp(x)` and
+/// the other functions reach Vars through hmc/model/dual.hpp, which includes this header and
+/// names the overloads of both kinds in hmc::math.
 
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/pack.hpp"
@@ -426,21 +428,5 @@ KOKKOS_INLINE_FUNCTION S value_of(const ad::Var<S>& x) {
   return x.v;
 }
 
-namespace math {
-// `math::exp(x)` for x a Var too (hmc/model/dual.hpp has the double and Dual ones).
-using ad::cos;
-using ad::exp;
-using ad::expm1;
-using ad::fabs;
-using ad::isfinite;
-using ad::isnan;
-using ad::log;
-using ad::log1p;
-using ad::log_sigmoid;
-using ad::pow;
-using ad::sigmoid;
-using ad::sin;
-using ad::sqrt;
-}  // namespace math
 
 }  // namespace hmc
