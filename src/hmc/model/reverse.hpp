@@ -428,5 +428,4 @@ KOKKOS_INLINE_FUNCTION S value_of(const ad::Var<S>& x) {
   return x.v;
 }
 
-
 }  // namespace hmc
