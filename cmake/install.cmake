@@ -5,7 +5,7 @@
 #   include/hmc/...                         the headers: core/, model/, keys/ and distributions/ (what a model
 #                                           uses) and the rest of the engine, which an executable with
 #                                           a user's model instantiates; include/hmc/models: the shipped
-#                                           models and shipped.hpp
+#                                           models' headers
 #   lib/libhmc_*.a                          hmc::core, hmc::app, hmc::models
 #   lib/cmake/hmc/                          the package: find_package(hmc) and hmc_add_executable
 #   share/hmc/scripts, share/hmc/configs    scaling sweeps and Slurm templates; the shipped configs and data

@@ -1,8 +1,7 @@
 /// \file
-/// \brief `hmc`: the command line (app/main.hpp) with the shipped models.
+/// \brief `hmc`: the command line (app/main.hpp) with the shipped models, which linking
+/// hmc::models registers (models/shipped.cpp).
 
 #include "hmc/app/main.hpp"
 
-#include "shipped.hpp"
-
-int main(int argc, char** argv) { return hmc::app::main(argc, argv, hmc::models::shipped_entries()); }
+int main(int argc, char** argv) { return hmc::app::main(argc, argv); }

@@ -6,10 +6,11 @@
 ///   y_i ~ Poisson(exp(alpha + beta x_i)),  i = 1..N.
 ///
 /// Both parameters are unconstrained, so q = (alpha, beta) and there is no Jacobian. The
-/// log density and its gradient come from hmc/distributions (every normalising constant kept), as
-/// a template on the number type: T = double on a GPU or the one-particle host kernel,
-/// T = hmc::Pack (8 particles at once) in the host's lane kernel. The last line registers
-/// the model; `hmc-build-model poisson_regression.hpp -o hmc-mine` builds an hmc with it.
+/// log density is written once, as a template on its number type T, with hmc/distributions
+/// (every normalising constant kept); hmc differentiates it (route (a),
+/// docs/adding-a-model.md): the likelihood is one GLM, `poisson_log_glm_lpmf`, whose gradient
+/// is one pass over the data. The last line registers the model;
+/// `hmc-build-model poisson_regression.hpp -o hmc-mine` builds an hmc with it.
 
 #include "hmc/app/register.hpp"
 #include "hmc/core/types.hpp"
@@ -17,6 +18,7 @@
 #include "hmc/keys/data.hpp"
 #include "hmc/keys/key.hpp"
 #include "hmc/keys/values.hpp"
+#include "hmc/model/autodiff.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,45 +29,24 @@ namespace poisson_example {
 
 namespace dist = hmc::dist;
 
-struct PoissonRegression {
+struct PoissonRegression : hmc::model::AutodiffModel<PoissonRegression> {
   int n = 0;                 ///< observations
   hmc::VectorView x;         ///< covariate
   hmc::VectorView y;         ///< counts (whole numbers, held as doubles)
   double alpha_scale = 0.0;  ///< /model/priors/alpha_scale
   double beta_scale = 0.0;   ///< /model/priors/beta_scale
 
-  int dim() const { return 2; }
+  KOKKOS_INLINE_FUNCTION int dim() const { return 2; }
   int num_params() const { return 2; }
   std::vector<std::string> parameter_names() const { return {"alpha", "beta"}; }
 
-  KOKKOS_INLINE_FUNCTION double log_density(const hmc::Row& q) const {
-    double lp = dist::normal_lpdf(q(0), 0.0, alpha_scale) + dist::normal_lpdf(q(1), 0.0, beta_scale);
-    for (int i = 0; i < n; ++i) lp += dist::poisson_log_lpmf(static_cast<int>(y(i)), q(0) + q(1) * x(i));
-    return lp;
-  }
-
-  KOKKOS_INLINE_FUNCTION double log_density_gradient(const hmc::Row& q, const hmc::Row& grad) const {
-    return log_density_gradient_t<double>(q, grad);
-  }
-
-  /// The value and gradient for T = double (Row) and T = hmc::Pack (a block of particles).
-  template <class T, class R>
-  KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
+  /// log p(q) for every number type T that hmc uses: double, and those of its gradients.
+  template <class T, class Q>
+  KOKKOS_INLINE_FUNCTION T log_density_t(const Q& q) const {
     const T alpha = q(0), beta = q(1);
-    const auto prior_alpha = dist::normal_lpdf_grad(alpha, 0.0, alpha_scale);
-    const auto prior_beta = dist::normal_lpdf_grad(beta, 0.0, beta_scale);
-    T lp = prior_alpha.value + prior_beta.value;
-    T d_alpha = prior_alpha.d[0], d_beta = prior_beta.d[0];
-    for (int i = 0; i < n; ++i) {
-      // d/d eta of log Poisson(y | exp(eta)); eta = alpha + beta x_i
-      const auto term = dist::poisson_log_lpmf_grad(static_cast<int>(y(i)), alpha + beta * x(i));
-      lp += term.value;
-      d_alpha += term.d[0];
-      d_beta += term.d[0] * x(i);
-    }
-    grad(0) = d_alpha;
-    grad(1) = d_beta;
-    return lp;
+    T lp = dist::normal_lpdf(alpha, 0.0, alpha_scale) + dist::normal_lpdf(beta, 0.0, beta_scale);
+    // Σ_i log Poisson(y_i | exp(alpha + x_i beta)): x as the one column of a design matrix.
+    return lp + dist::poisson_log_glm_lpmf(y, dist::as_column(x), alpha, dist::slice(q, 1));
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const hmc::Row& q, const hmc::Row& out) const {

@@ -225,20 +225,25 @@ PY
 case_reproducible() {
   # The same seed gives byte-identical draws on 1, 2, 4 ranks and 1, 2 threads, with
   # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric), for
-  # /sampler/algorithm hmc and nuts.
+  # /sampler/algorithm hmc and nuts; eight_schools is a route-(a) model (reverse-mode
+  # gradients in the lanes, and one particle per thread with HMC_SCALAR_TRANSITION=1).
   local variant cfg extra ref h np threads tag sets s
   local nuts="sampler.algorithm=nuts sampler.adapt.trajectory=fixed"
   for variant in "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense" \
-      "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense"; do
+      "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense" "eight_schools" \
+      "eight_schools $nuts" "eight_schools HMC_SCALAR_TRANSITION=1"; do
     read -r cfg extra <<<"$variant"
     tag=$cfg${extra:+-$(tr -c 'a-z0-9\n' - <<<"$extra")}
     sets=()
-    for s in $extra; do sets+=(--set "$s"); done
+    local envs=()
+    for s in $extra; do
+      if [[ $s == HMC_* ]]; then envs+=("$s"); else sets+=(--set "$s"); fi
+    done
     ref=""
     for run in "1 1" "1 2" "2 1" "4 1" "2 2"; do
       read -r np threads <<<"$run"
       out="$work/$tag-np$np-t$threads"
-      if ! OMP_NUM_THREADS=$threads "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$HMC" \
+      if ! env "${envs[@]}" OMP_NUM_THREADS=$threads "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$HMC" \
           --config "$HMC_SOURCE_DIR/configs/$cfg.json" --set "output.dir=$out" --set sampler.particles=37 \
           --set sampler.warmup=60 --set sampler.draws=40 --set sampler.thin=2 --set log.level=warn \
           --set output.formats=both --set output.flush_every=7 \
@@ -252,6 +257,8 @@ case_reproducible() {
     done
     if [[ $extra == *nuts* ]]; then
       grep -q '"algorithm": "nuts"' "$out/summary.json" || fail "$tag: not sampled with NUTS"
+    elif [[ $cfg == eight_schools ]]; then
+      grep -q '"algorithm": "hmc"' "$out/summary.json" || fail "$tag: not sampled with HMC"
     else
       grep -q '"trajectory": "chees"' "$out/summary.json" || fail "$tag: not adapted with ChEES"
     fi
@@ -291,7 +298,7 @@ resume_runs() {
   # A run stopped by SIGTERM at a random iteration (warmup or sampling; 1 or 2 ranks; the
   # signal reaching one rank only) exits 75 with a checkpoint, and `hmc resume` (on the same
   # or another rank count) ends with the files of an uninterrupted run, byte for byte.
-  local cfg="$HMC_SOURCE_DIR/configs/coin_toss.json" scenario np_run np_resume phase it out rc err s
+  local cfg="${RESUME_CONFIG:-$HMC_SOURCE_DIR/configs/coin_toss.json}" scenario np_run np_resume phase it out rc err s
   common=(--config "$cfg" --set sampler.particles=45 --set sampler.warmup=80 --set sampler.draws=120
     --set sampler.thin=1 --set output.formats=both --set output.save_warmup=true --set output.flush_every=16
     --set output.checkpoint_every=25 --set log.level=info)
@@ -352,6 +359,13 @@ case_resume_nuts() {
     --set sampler.warmup=80 --set sampler.draws=120 --set "output.dir=$hmc_out" >/dev/null 2>&1
   cp "$nuts_out.partial/checkpoint.bin" "$hmc_out.partial/checkpoint.bin"
   expect_exit 4 'was written by /sampler/algorithm nuts, but .*run-config.json says hmc' -- "$HMC" resume "$hmc_out"
+}
+
+case_resume_autodiff() {
+  # The same for a route-(a) model: eight schools, its gradient by reverse mode (the tapes
+  # are scratch, not state: a resumed run records them afresh).
+  local common=()
+  RESUME_CONFIG="$HMC_SOURCE_DIR/configs/eight_schools.json" resume_runs
 }
 
 case_resume() {

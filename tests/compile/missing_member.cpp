@@ -1,12 +1,10 @@
 // A model that lacks one required member must fail to compile with exactly one
 // message, naming that member (model/concept.hpp). Compiled by the ctest cases of
-// tests/compile/CMakeLists.txt, once complete (HMC_DROP undefined: must compile) and
-// once per dropped member; check_compile.sh reads the compiler's output.
+// tests/compile/CMakeLists.txt, once complete (HMC_DROP=0: must compile) and once per
+// dropped member; check_compile.sh reads the compiler's output.
 #include "hmc/app/register.hpp"
-#include "hmc/services/diagnose.hpp"
-#include "hmc/services/prepare.hpp"
-#include "hmc/services/sample.hpp"
-#include "registry.hpp"
+#include "hmc/core/types.hpp"
+#include "hmc/keys/key.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -44,21 +42,7 @@ struct Toy {
 
 }  // namespace
 
-#ifndef HMC_TOY_REGISTERED
-// Registered as a model of a list, and handed to every typed service as hmc itself does
-// (apps/hmc/main.cpp): a run, its validation and the gradient check.
-int run_toy(const hmc::parallel::MpiContext& mpi, const hmc::services::RunSpec& spec) {
-  static const hmc::models::ModelList list{hmc::models::entry<Toy>("toy", "a standard normal")};
-  if (list.infos().empty()) return 1;
-  return list.visit(spec.run.model, [&](auto m) {
-    using Model = typename decltype(m)::type;
-    const auto& formats = hmc::io::draw_formats();
-    return hmc::services::sample<Model>(mpi, spec, formats) + hmc::services::validate<Model>(mpi, spec, formats) +
-           hmc::services::diagnose<Model>(mpi, spec, hmc::services::DiagnoseOptions{});
-  });
-}
-#else
-// Registered the way a user's own header registers a model (app/register.hpp): the same
-// one message must reach the user's build (missing_member_registered.cpp).
+// Registered as every model is, hmc's own (models/shipped.cpp) and a user's
+// (docs/adding-a-model.md#your-first-model): its entry instantiates a run, its
+// validation and the gradient check (app/register.hpp).
 HMC_REGISTER_MODEL(Toy, "toy", "a standard normal");
-#endif

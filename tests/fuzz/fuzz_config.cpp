@@ -7,8 +7,9 @@
 /// and services::prepare_model do for `hmc --config`:
 ///   hmc::io::resolve_config(config, sets, catalog)                  read, override, validate, load data
 ///   hmc::io::run_config(config)                                     the typed config a run reads
-///   models::visit -> Model::from_config(model, data)                the model parses its data
-///   check_against_model, check_memory, estimate_output_bytes        the preflight checks
+///   check(spec) of the model's entry (app::registry()):
+///     Model::from_config(model, data)                               the model parses its data
+///     check_against_model, check_memory, estimate_output_bytes      the preflight checks
 ///   spec_json/spec_from_json, to_transport, dump_text(config, 2)    the rank-0 broadcast, --validate
 /// ConfigError, DataError and RunError are the expected outcomes of bad input (exit codes
 /// 2, 3, 4). Anything else is a finding: another exception (uncaught here, so libFuzzer
@@ -16,16 +17,12 @@
 /// Kokkos abort.
 
 #include "framing.hpp"
+#include "hmc/app/models.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/io/config.hpp"
-#include "hmc/io/draw_writer.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/run_config.hpp"
-#include "hmc/services/preflight.hpp"
-#include "hmc/services/prepare.hpp"
-#include "hmc/services/resources.hpp"
 #include "hmc/services/run_spec.hpp"
-#include "registry.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -85,7 +82,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
-  static const hmc::io::Catalog catalog = hmc::models::catalog();
+  static const hmc::io::Catalog catalog = hmc::app::registry().catalog();
   const auto sections = hmc::fuzz::split_sections(std::string_view(reinterpret_cast<const char*>(bytes), size));
 
   const fs::path config_path = g_dir / "config.json", data_path = g_dir / hmc::fuzz::kDataFile;
@@ -104,20 +101,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     spec.config = resolved.config;
     spec.data = resolved.data;
     spec.run = hmc::io::run_config(resolved.config);
-    if (!hmc::models::find_model(spec.run.model)) {
+    const hmc::app::ModelEntry* entry = nullptr;
+    for (const auto& e : hmc::app::registry().entries())
+      if (e.info.name == spec.run.model) entry = &e;
+    if (!entry) {
       std::fprintf(stderr, "fuzz_config: a validated config names no known model: %s\n", spec.run.model.c_str());
       std::abort();
     }
-    hmc::models::visit(spec.run.model, [&](auto m) {
-      using Model = typename decltype(m)::type;
-      const Model model = Model::from_config(spec.run.model_section, spec.data);
-      const auto shape = hmc::services::shape_of(model, spec.data);
-      hmc::services::check_against_model(spec.run, shape, hmc::model::can_sample_prior<Model>());
-      hmc::services::check_memory(spec.run, shape, 1, 1);
-      (void)hmc::services::estimate_output_bytes(spec.run, hmc::services::store_layout(model, spec.run), shape,
-                                                 hmc::io::draw_formats());
-      return 0;
-    });
+    entry->check(spec);
     const nlohmann::json both{{"spec", hmc::services::spec_json(spec)}, {"data", spec.data}};
     const std::string payload = hmc::io::to_transport(both);
     const nlohmann::json back = hmc::io::from_transport(payload);

@@ -26,7 +26,7 @@ prefix)
   for f in bin/hmc bin/hmc-build-model lib/cmake/hmc/hmcConfig.cmake lib/cmake/hmc/hmcConfigVersion.cmake \
     lib/cmake/hmc/hmcTargets.cmake lib/cmake/hmc/hmcAddExecutable.cmake lib/libhmc_core.a lib/libhmc_app.a \
     lib/libhmc_models.a include/hmc/core/types.hpp include/hmc/model/concept.hpp include/hmc/keys/key.hpp \
-    include/hmc/distributions/dist.hpp include/hmc/app/register.hpp include/hmc/models/shipped.hpp \
+    include/hmc/distributions/dist.hpp include/hmc/app/register.hpp include/hmc/models/coin_toss.hpp \
     share/hmc/scripts/scaling share/hmc/scripts/slurm/hmc-cpu.sbatch share/hmc/configs/coin_toss.json \
     share/doc/hmc/adding-a-model.md; do
     [[ -e "$HMC_PREFIX/$f" ]] || fail "install: $f missing"

@@ -1,12 +1,12 @@
 #pragma once
 // What the MPI tests share: a run spec made as `hmc --config` makes one, and a scratch
 // directory that every rank sees (rank 0 names it).
+#include "hmc/app/models.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/services/run_spec.hpp"
 #include "hmc/services/staging.hpp"
-#include "registry.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -43,7 +43,7 @@ TEST(MpiBlockPath, DrawsNcHoldsTheDrawsOfOneProcessAlone) {
   spdlog::set_level(spdlog::level::off);
   hmc::parallel::MpiContext mpi(nullptr, nullptr);
   const hmc::test::SharedDir dir(mpi);
-  const auto spec = hmc::test::spec_of(small_run(), dir.path() + "/out", hmc::models::catalog());
+  const auto spec = hmc::test::spec_of(small_run(), dir.path() + "/out", hmc::app::registry().catalog());
   ASSERT_EQ(hmc::services::sample<hmc::models::HarmonicOscillator>(mpi, spec, hmc::io::draw_formats()), 0);
   if (!mpi.root()) return;
 

@@ -46,7 +46,9 @@ void expect_same_draws(const Model& model, const hmc::sampler::Settings& s, bool
       << "the draws on " << mpi.size() << " rank(s) differ from one process's";
   EXPECT_EQ(mine.adapted.step_size, alone.adapted.step_size);
   EXPECT_EQ(mine.adapted.repairs.restarted, alone.adapted.repairs.restarted);
-  if (expect_restarts) EXPECT_GT(alone.adapted.repairs.restarted, 0) << "no restart: the test covers none";
+  if (expect_restarts) {
+    EXPECT_GT(alone.adapted.repairs.restarted, 0) << "no restart: the test covers none";
+  }
 }
 
 hmc::sampler::Settings defaults(hmc::Algorithm algorithm, std::int64_t particles, int warmup, int draws) {

@@ -61,7 +61,7 @@ TEST(MpiToyFormat, ARunWritesTheFormatsItIsGiven) {
   hmc::parallel::MpiContext mpi(nullptr, nullptr);
   auto formats = hmc::io::draw_formats();
   formats.push_back(toy_format());  // the list line
-  auto catalog = hmc::models::catalog();
+  auto catalog = hmc::app::registry().catalog();
   catalog.formats = hmc::io::format_names(formats);
   const hmc::test::SharedDir dir(mpi);
   const auto spec = hmc::test::spec_of(coin_run(), dir.path() + "/out", catalog);
@@ -92,7 +92,7 @@ TEST(MpiToyFormat, ARunWritesTheFormatsItIsGiven) {
 
 TEST(MpiToyFormat, OnlyAListWithTheFormatAcceptsIt) {
   hmc::parallel::MpiContext mpi(nullptr, nullptr);
-  EXPECT_THROW(hmc::test::spec_of(coin_run(), "unused", hmc::models::catalog()), hmc::ConfigError);
+  EXPECT_THROW(hmc::test::spec_of(coin_run(), "unused", hmc::app::registry().catalog()), hmc::ConfigError);
 }
 
 }  // namespace

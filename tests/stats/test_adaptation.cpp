@@ -2,11 +2,11 @@
 // adaptation on; tolerances in units of the run's Monte Carlo standard error.
 #include "coin_toss.hpp"
 #include "harmonic_oscillator.hpp"
+#include "hmc/app/models.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
-#include "registry.hpp"
 #include "support/in_memory.hpp"
 #include "support/moments.hpp"
 
@@ -154,8 +154,8 @@ TEST(Adaptation, CheesSettlesAtTheFirstMaximum) {
 
 // The shipped coin-toss config, adaptation on as it ships, against Beta(1 + heads, 1 + tails).
 TEST(Adaptation, CoinTossDefaultConfigMatchesBeta) {
-  const auto resolved =
-      hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {}, hmc::models::catalog());
+  const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/coin_toss.json", {},
+                                                hmc::app::registry().catalog());
   auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/coin_toss.json should adapt";
   const auto model = hmc::models::CoinToss::from_config(resolved.config["model"], resolved.data);

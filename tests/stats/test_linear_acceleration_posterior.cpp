@@ -7,12 +7,12 @@
 // bounds (70, 150) and (20, 100) lie hundreds of posterior sds away from the mass) and
 // g ~ N(-6, 2²):
 //   precision P = XᵀX / σ² + diag(0, 0, 1/4),   mean = P⁻¹ (Xᵀz / σ² + (0, 0, -6/4)).
+#include "hmc/app/models.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/sampler/run.hpp"
 #include "linear_acceleration.hpp"
-#include "registry.hpp"
 #include "support/in_memory.hpp"
 
 #include <gtest/gtest.h>
@@ -166,7 +166,7 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
 // and with /sampler/algorithm nuts.
 void default_config_matches(const std::vector<std::string>& sets) {
   const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", sets,
-                                                hmc::models::catalog());
+                                                hmc::app::registry().catalog());
   const auto s = hmc::io::run_config(resolved.config).sampler;
   ASSERT_TRUE(s.adapt.enabled) << "configs/linear_acceleration.json should adapt";
   const auto model = hmc::models::LinearAcceleration::from_config(resolved.config["model"], resolved.data);

@@ -1,10 +1,10 @@
 // Config validation: every failure is one line naming the key; defaults are filled;
 // --set values are typed; docs/config.md documents every key.
+#include "hmc/app/models.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/io/config.hpp"
 #include "hmc/io/run_config.hpp"
 #include "hmc/keys/key.hpp"
-#include "registry.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +21,7 @@ using nlohmann::json;
 
 json minimal() { return {{"model", {{"name", "coin_toss"}, {"data", {{"tosses", {{1, 0}}}}}}}}; }
 
-void validate(json& c) { hmc::io::validate_config(c, hmc::models::catalog(), "/nonexistent"); }
+void validate(json& c) { hmc::io::validate_config(c, hmc::app::registry().catalog(), "/nonexistent"); }
 
 std::string config_error(json c) {
   try {
@@ -139,7 +139,7 @@ TEST(Config, SetRejectsMalformedAssignments) {
 TEST(Config, RelativeDataPathIsRelativeToTheConfigFile) {
   json c = minimal();
   c["model"]["data"] = "data/x.json";
-  hmc::io::validate_config(c, hmc::models::catalog(), "/some/where");
+  hmc::io::validate_config(c, hmc::app::registry().catalog(), "/some/where");
   EXPECT_EQ(c["model"]["data"], "/some/where/data/x.json");
 }
 
@@ -201,7 +201,7 @@ std::vector<std::string> rows_of(const std::vector<hmc::keys::KeySpec>& keys) {
 // docs/config.md's key rows are the generic keys' rows as the key builder writes them
 // (`hmc --list-keys`), all of them and no others, in the schema's order.
 TEST(Docs, ConfigTablesAreTheGenericKeys) {
-  const auto catalog = hmc::models::catalog();
+  const auto catalog = hmc::app::registry().catalog();
   const auto generic = hmc::io::generic_keys(catalog.models, catalog.formats);
   EXPECT_EQ(key_rows(read_doc("docs/config.md")), rows_of(generic))
       << "docs/config.md: paste the generic rows of `hmc --list-keys`";
@@ -212,7 +212,7 @@ TEST(Docs, ConfigTablesAreTheGenericKeys) {
 TEST(Docs, ModelSectionsAreTheRegistry) {
   const std::string doc = read_doc("docs/models.md");
   auto sections = doc_sections(doc);
-  for (const auto& m : hmc::models::registry()) {
+  for (const auto& m : hmc::app::registry().infos()) {
     ASSERT_TRUE(sections.count(m.name)) << "docs/models.md has no section \"## " << m.name << "\"";
     EXPECT_EQ(key_rows(sections[m.name]), rows_of(m.keys()))
         << "docs/models.md#" << m.name << ": paste the rows of `hmc --list-keys` for " << m.name;
@@ -228,7 +228,7 @@ TEST(Docs, ModelSectionsAreTheRegistry) {
   std::stringstream in(doc.substr(0, doc.find("\n## ")));
   for (std::string line; std::getline(in, line);)
     if (line.rfind("| `", 0) == 0) ++rows;
-  EXPECT_EQ(rows, hmc::models::registry().size()) << "docs/models.md: the table at the top";
+  EXPECT_EQ(rows, hmc::app::registry().infos().size()) << "docs/models.md: the table at the top";
 }
 
 // The `hmc --list-models` lines shown in docs/cli.md are lines it prints.
@@ -240,7 +240,7 @@ TEST(Docs, ListModelsExampleIsReal) {
   int shown = 0;
   for (std::string line; std::getline(in, line); ++shown) {
     bool found = false;
-    for (const auto& m : hmc::models::registry()) found = found || line == m.name + "\t" + m.summary;
+    for (const auto& m : hmc::app::registry().infos()) found = found || line == m.name + "\t" + m.summary;
     EXPECT_TRUE(found) << "docs/cli.md shows a --list-models line hmc does not print: " << line;
   }
   EXPECT_GT(shown, 0);

@@ -1,11 +1,12 @@
 /// \file
 /// \brief `hmc`: the command line. It parses the options and dispatches to the services:
 /// a run (services/sample.hpp), `hmc diagnose`, `hmc resume` and `hmc summary`, for the
-/// model of the table (app/models.hpp) that the config names.
+/// model of the registry (app/models.hpp) that the config names.
 
 #include "hmc/app/main.hpp"
 
 #include "hmc/app/kokkos_args.hpp"
+#include "hmc/app/models.hpp"
 #include "hmc/core/arch.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
@@ -25,7 +26,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -198,7 +198,7 @@ int run_app(const MpiContext& mpi, const hmc::app::ModelTable& models, int argc,
 
 }  // namespace
 
-int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
+int hmc::app::main(int argc, char** argv) {
   services::Request request;  // its t0: the process start
   // Before anything slow: a SIGTERM during start-up (MPI, Kokkos) is then kept, and ends
   // hmc when it starts reading its input (services::ReadingInput, exit code 75).
@@ -210,10 +210,9 @@ int hmc::app::main(int argc, char** argv, std::vector<ModelEntry> entries) {
   setenv("KOKKOS_DISABLE_WARNINGS", "1", 0);
   // The models: a name taken twice, or not a word, is a mistake of the executable's build
   // (HMC_REGISTER_MODEL lines); every rank finds it, so no rank aborts the others.
-  for (auto& e : registered_models()) entries.push_back(e);
-  std::optional<ModelTable> models;
+  const ModelTable* models = nullptr;
   try {
-    models.emplace(std::move(entries));
+    models = &registry();
   } catch (const std::invalid_argument& e) {
     if (mpi.root()) std::cerr << "hmc: error in this executable's models: " << e.what() << "\n";
     return hmc::kExitFailure;

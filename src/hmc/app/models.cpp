@@ -83,4 +83,14 @@ std::vector<ModelEntry>& registered_models() {
   return models;
 }
 
+const ModelTable& registry() {
+  static const ModelTable table = [] {
+    std::vector<ModelEntry> entries = registered_models();
+    // Registrations run file by file in the linker's order: the shipped models first.
+    std::stable_partition(entries.begin(), entries.end(), [](const ModelEntry& e) { return e.info.origin == "hmc"; });
+    return ModelTable(std::move(entries));
+  }();
+  return table;
+}
+
 }  // namespace hmc::app

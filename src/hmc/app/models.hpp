@@ -1,10 +1,11 @@
 #pragma once
 /// \file
-/// \brief The models an `hmc` executable runs, as a list built at start-up: the shipped
-/// ones (models/shipped.cpp) and those a user's header registers with
-/// HMC_REGISTER_MODEL (app/register.hpp). Each entry carries the model's name, summary
-/// and config keys and the services instantiated for its type, so that the command line
-/// (app/main.hpp) runs any of them by name without knowing the types.
+/// \brief hmc's one registry of models: registry(), the models an executable runs, each
+/// added by one HMC_REGISTER_MODEL line (app/register.hpp) as the program starts: hmc's
+/// own in models/shipped.cpp, a user's in the user's header. Each entry carries the
+/// model's name, summary and config keys and the services instantiated for its type, so
+/// that the command line (app/main.hpp), `--list-models`, `--list-keys`, the schema's
+/// /model/name and the tests find any of them by name without knowing the types.
 
 #include "hmc/io/config.hpp"
 #include "hmc/keys/key.hpp"
@@ -32,6 +33,10 @@ struct ModelEntry {
   int (*sample)(const parallel::MpiContext&, const services::RunSpec&) = nullptr;
   int (*validate)(const parallel::MpiContext&, const services::RunSpec&) = nullptr;
   int (*diagnose)(const parallel::MpiContext&, const services::RunSpec&, const services::DiagnoseOptions&) = nullptr;
+  /// The checks of `--validate` in this process alone, without MPI (the config fuzzer,
+  /// tests/fuzz): builds the model, checks the run against it and its memory for one
+  /// rank, estimates its output. Throws what the model and the checks throw.
+  void (*check)(const services::RunSpec&) = nullptr;
 };
 
 /// \brief The config keys, draw formats and key listing of a list of models.
@@ -40,7 +45,7 @@ io::Catalog catalog_of(const std::vector<ModelInfo>& infos);
 /// and then each model's (docs/models.md).
 std::string keys_listing_of(const std::vector<ModelInfo>& infos);
 
-/// \brief The models of one executable, in the order `--list-models` prints them.
+/// \brief A list of models, in the order `--list-models` prints them (registry()).
 class ModelTable {
  public:
   /// Throws std::invalid_argument naming both origins when two entries share a name.
@@ -58,8 +63,16 @@ class ModelTable {
   std::vector<ModelEntry> entries_;
 };
 
-/// \brief The models registered by HMC_REGISTER_MODEL in this executable, in the order
-/// their registrations ran (app/register.hpp).
+/// \brief The registry: every model that an HMC_REGISTER_MODEL line of this executable
+/// registered, in the order `--list-models` prints them: the shipped ones (origin "hmc",
+/// models/shipped.cpp) first, in the order of their lines, then the others in the order
+/// their registrations ran. Built on the first call, after the program's static
+/// initialisation; throws std::invalid_argument (ModelTable) when two share a name.
+/// An executable that links hmc::models holds the shipped models (models/CMakeLists.txt).
+const ModelTable& registry();
+
+/// \brief What HMC_REGISTER_MODEL appends to as the program starts (app/register.hpp);
+/// registry() reads it.
 std::vector<ModelEntry>& registered_models();
 
 }  // namespace hmc::app

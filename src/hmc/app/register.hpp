@@ -1,25 +1,27 @@
 #pragma once
 /// \file
-/// \brief How a model joins an `hmc` executable: `entry_of<Model>` instantiates the
-/// services (a run, `--validate`, `hmc diagnose`) for its type, and
-/// `HMC_REGISTER_MODEL(Type, "name", "summary")`, one line in the model's own header,
-/// adds it to the executable that includes the header (docs/adding-a-model.md):
+/// \brief How a model joins the registry (app/models.hpp), for hmc's own models and a
+/// user's alike: `HMC_REGISTER_MODEL(Type, "name", "summary")`, one line at global scope
+/// after the type, adds it to every executable that links the line (docs/adding-a-model.md):
 ///
 ///     struct PoissonRegression { ... };            // the model concept (model/concept.hpp)
 ///     HMC_REGISTER_MODEL(PoissonRegression, "poisson_regression",
 ///                        "counts with a log link, Normal priors");
 ///
-/// The line goes at global scope (outside any namespace). `hmc_add_executable(NAME
-/// MODELS header.hpp ...)` (CMake, cmake/hmcAddExecutable.cmake) and `hmc-build-model`
-/// build an executable that includes such headers and runs hmc's command line with the
-/// shipped models and these. A type that lacks a member of the model concept stops the
-/// build with the concept's one message naming it.
+/// The shipped models are the lines of models/shipped.cpp; a user's are in the user's
+/// headers, which `hmc_add_executable(NAME MODELS header.hpp ...)` (CMake,
+/// cmake/hmcAddExecutable.cmake) and `hmc-build-model` compile into an executable with
+/// the shipped models. `entry_of<Model>` instantiates the services (a run, `--validate`,
+/// `hmc diagnose`) for the type. A type that lacks a member of the model concept stops
+/// the build with the concept's one message naming it.
 
 #include "hmc/app/models.hpp"
 #include "hmc/io/draw_writer.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/services/diagnose.hpp"
+#include "hmc/services/preflight.hpp"
 #include "hmc/services/prepare.hpp"
+#include "hmc/services/resources.hpp"
 #include "hmc/services/sample.hpp"
 
 #include <string>
@@ -39,6 +41,13 @@ ModelEntry entry_of(const char* name, const char* summary, const char* origin) {
   };
   e.diagnose = [](const parallel::MpiContext& mpi, const services::RunSpec& spec, const services::DiagnoseOptions& d) {
     return services::diagnose<Model>(mpi, spec, d);
+  };
+  e.check = [](const services::RunSpec& spec) {
+    const Model model = Model::from_config(spec.run.model_section, spec.data);
+    const auto shape = services::shape_of(model, spec.data);
+    services::check_against_model(spec.run, shape, model::can_sample_prior<Model>());
+    services::check_memory(spec.run, shape, 1, 1);
+    (void)services::estimate_output_bytes(spec.run, services::store_layout(model, spec.run), shape, io::draw_formats());
   };
   return e;
 }
@@ -63,9 +72,16 @@ extern const bool registered;
 
 }  // namespace hmc::app
 
+/// \brief The origin a registration records (ModelInfo::origin): the file of the
+/// HMC_REGISTER_MODEL line, or "hmc" in models/shipped.cpp, which defines it first.
+#ifndef HMC_MODEL_ORIGIN
+#define HMC_MODEL_ORIGIN __FILE__
+#endif
+
 /// \brief Registers the model type `Type` under the config name `name` (a string
 /// literal, /model/name) with a one-line `summary` (`hmc --list-models`). Write it once,
-/// at global scope, in the model's header, after the type.
+/// at global scope, after the type: in the model's header, or for a shipped model in
+/// models/shipped.cpp.
 #define HMC_REGISTER_MODEL(Type, name, summary) \
   template <>                                   \
-  inline const bool hmc::app::registered<Type> = ::hmc::app::register_model<Type>(name, summary, __FILE__)
+  inline const bool hmc::app::registered<Type> = ::hmc::app::register_model<Type>(name, summary, HMC_MODEL_ORIGIN)

@@ -128,11 +128,68 @@ KOKKOS_INLINE_FUNCTION R multi_normal_cholesky_lpdf_grad(const Y& y, const Mu& m
 
 // ---- public forms --------------------------------------------------------------------------
 
+namespace detail {
+
+/// The values of an indexable of Vars (or of anything else) as S.
+template <class S, class V>
+struct ValuesOf {
+  const V& v;
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION S operator()(I... i) const {
+    return S(value_arg(v(i...)));
+  }
+};
+
+/// An output indexable whose every element is *p.
+template <class S>
+struct OneOut {
+  S* p;
+  KOKKOS_INLINE_FUNCTION S& operator()(int) const { return *p; }
+};
+
+/// The tape of the first element of a vector (n) or lower triangle (n x n) that has a node.
+template <class S, class V>
+KOKKOS_INLINE_FUNCTION void find_vector_tape(const V& v, int n, ad::Tape<S>*& tape) {
+  if constexpr (is_var_v<element_t<V, int>>) {
+    for (int i = 0; i < n && tape == nullptr; ++i) {
+      if (v(i).id >= 0) tape = v(i).tape;
+    }
+  } else {
+    (void)v, (void)n, (void)tape;
+  }
+}
+template <class S, class V>
+KOKKOS_INLINE_FUNCTION void find_triangle_tape(const V& v, int n, ad::Tape<S>*& tape) {
+  if constexpr (is_var_v<element_t<V, int, int>>) {
+    for (int i = 0; i < n && tape == nullptr; ++i) {
+      for (int j = 0; j <= i && tape == nullptr; ++j) {
+        if (v(i, j).id >= 0) tape = v(i, j).tape;
+      }
+    }
+  } else {
+    (void)v, (void)n, (void)tape;
+  }
+}
+}  // namespace detail
+
 /// log θ_k, k in 0..K-1 (-infinity outside); theta(i) double, Dual or Pack.
 template <bool Propto = false, class Theta>
+KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf(int k, const Theta& theta, int K);
+template <bool Propto = false, class Theta, class DTheta>
+KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf_grad(int k, const Theta& theta, int K,
+                                                                              const DTheta& d_theta);
+template <bool Propto, class Theta>
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf(int k, const Theta& theta, int K) {
   using R = promote_t<element_t<Theta, int>>;
-  if constexpr (is_pack_v<R>) {
+  if constexpr (is_var_v<R>) {
+    // One node: an edge to theta(k).
+    using S = typename R::scalar;
+    S d(0.0);
+    const S v = categorical_lpmf_grad<Propto>(k, detail::ValuesOf<S, Theta>{theta}, K, detail::OneOut<S>{&d});
+    if (k < 0 || k >= K) return R(v);
+    const R t = theta(k);
+    return ad::record(v, t, d);
+  } else if constexpr (is_pack_v<R>) {
     R r;
     for (int l = 0; l < kLanes; ++l) r[l] = impl::categorical_lpmf<Propto, double>(k, LaneIn<Theta>{theta, l}, K);
     return r;
@@ -141,7 +198,7 @@ KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf(int k, 
   }
 }
 /// The value; adds ∂/∂θ_k = 1/θ_k into d_theta(k) (nothing outside the support).
-template <bool Propto = false, class Theta, class DTheta>
+template <bool Propto, class Theta, class DTheta>
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf_grad(int k, const Theta& theta, int K,
                                                                               const DTheta& d_theta) {
   using R = promote_t<element_t<Theta, int>>;
@@ -156,13 +213,36 @@ KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>> categorical_lpmf_grad(in
   }
 }
 
+template <bool Propto = false, class Theta, class Alpha, class DTheta, class DAlpha>
+KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>, element_t<Alpha, int>> dirichlet_lpdf_grad(
+    const Theta& theta, const Alpha& alpha, int K, const DTheta& d_theta, const DAlpha& d_alpha);
+template <bool Propto = false, int MaxK = kMultiNormalMaxK, class Y, class Mu, class L, class DY, class DMu, class DL>
+KOKKOS_INLINE_FUNCTION promote_t<element_t<Y, int>, element_t<Mu, int>, element_t<L, int, int>>
+multi_normal_cholesky_lpdf_grad(const Y& y, const Mu& mu, const L& chol, int K, const DY& d_y, const DMu& d_mu,
+                                const DL& d_chol);
+
 /// Dirichlet(theta | alpha) of K components.
 template <bool Propto = false, class Theta, class Alpha>
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>, element_t<Alpha, int>> dirichlet_lpdf(const Theta& theta,
                                                                                               const Alpha& alpha,
                                                                                               int K) {
   using R = promote_t<element_t<Theta, int>, element_t<Alpha, int>>;
-  if constexpr (is_pack_v<R>) {
+  if constexpr (is_var_v<R>) {
+    // One node: an edge to each theta(i), then to each alpha(i).
+    using S = typename R::scalar;
+    ad::Tape<S>* tape = nullptr;
+    detail::find_vector_tape<S>(theta, K, tape);
+    detail::find_vector_tape<S>(alpha, K, tape);
+    detail::VectorNode<S> node(tape, 2 * K);
+    for (int i = 0; i < K; ++i) {
+      node.parent(i, detail::node_of(theta(i)));
+      node.parent(K + i, detail::node_of(alpha(i)));
+    }
+    const S v = dirichlet_lpdf_grad<Propto>(
+        detail::ValuesOf<S, Theta>{theta}, detail::ValuesOf<S, Alpha>{alpha}, K,
+        [&](int i) -> S& { return node.partial(i); }, [&](int i) -> S& { return node.partial(K + i); });
+    return node.result(v);
+  } else if constexpr (is_pack_v<R>) {
     R r;
     for (int l = 0; l < kLanes; ++l) {
       r[l] = impl::dirichlet_lpdf<Propto, double>(LaneIn<Theta>{theta, l}, LaneIn<Alpha>{alpha, l}, K);
@@ -173,7 +253,7 @@ KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>, element_t<Alpha, int>> d
   }
 }
 /// The value; adds ∂/∂θ_i into d_theta(i) and ∂/∂α_i into d_alpha(i) (nothing outside the support).
-template <bool Propto = false, class Theta, class Alpha, class DTheta, class DAlpha>
+template <bool Propto, class Theta, class Alpha, class DTheta, class DAlpha>
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Theta, int>, element_t<Alpha, int>> dirichlet_lpdf_grad(
     const Theta& theta, const Alpha& alpha, int K, const DTheta& d_theta, const DAlpha& d_alpha) {
   using R = promote_t<element_t<Theta, int>, element_t<Alpha, int>>;
@@ -195,7 +275,25 @@ template <bool Propto = false, int MaxK = kMultiNormalMaxK, class Y, class Mu, c
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Y, int>, element_t<Mu, int>, element_t<L, int, int>>
 multi_normal_cholesky_lpdf(const Y& y, const Mu& mu, const L& chol, int K) {
   using R = promote_t<element_t<Y, int>, element_t<Mu, int>, element_t<L, int, int>>;
-  if constexpr (is_pack_v<R>) {
+  if constexpr (is_var_v<R>) {
+    // One node: edges to y(i), mu(i), then L(i, j), j <= i, row by row.
+    using S = typename R::scalar;
+    ad::Tape<S>* tape = nullptr;
+    detail::find_vector_tape<S>(y, K, tape);
+    detail::find_vector_tape<S>(mu, K, tape);
+    detail::find_triangle_tape<S>(chol, K, tape);
+    detail::VectorNode<S> node(tape, 2 * K + K * (K + 1) / 2);
+    for (int i = 0; i < K; ++i) {
+      node.parent(i, detail::node_of(y(i)));
+      node.parent(K + i, detail::node_of(mu(i)));
+      for (int j = 0; j <= i; ++j) node.parent(2 * K + i * (i + 1) / 2 + j, detail::node_of(chol(i, j)));
+    }
+    const S v = multi_normal_cholesky_lpdf_grad<Propto, MaxK>(
+        detail::ValuesOf<S, Y>{y}, detail::ValuesOf<S, Mu>{mu}, detail::ValuesOf<S, L>{chol}, K,
+        [&](int i) -> S& { return node.partial(i); }, [&](int i) -> S& { return node.partial(K + i); },
+        [&](int i, int j) -> S& { return node.partial(2 * K + i * (i + 1) / 2 + j); });
+    return node.result(v);
+  } else if constexpr (is_pack_v<R>) {
     R r;
     for (int l = 0; l < kLanes; ++l) {
       r[l] = impl::multi_normal_cholesky_lpdf<Propto, MaxK, double>(LaneIn<Y>{y, l}, LaneIn<Mu>{mu, l},
@@ -208,7 +306,7 @@ multi_normal_cholesky_lpdf(const Y& y, const Mu& mu, const L& chol, int K) {
 }
 /// The value; adds ∂/∂y_i into d_y(i), ∂/∂mu_i into d_mu(i) and ∂/∂L_ij into d_chol(i, j)
 /// for j <= i (nothing outside the support).
-template <bool Propto = false, int MaxK = kMultiNormalMaxK, class Y, class Mu, class L, class DY, class DMu, class DL>
+template <bool Propto, int MaxK, class Y, class Mu, class L, class DY, class DMu, class DL>
 KOKKOS_INLINE_FUNCTION promote_t<element_t<Y, int>, element_t<Mu, int>, element_t<L, int, int>>
 multi_normal_cholesky_lpdf_grad(const Y& y, const Mu& mu, const L& chol, int K, const DY& d_y, const DMu& d_mu,
                                 const DL& d_chol) {

@@ -11,6 +11,7 @@
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/model/dual.hpp"
+#include "hmc/model/reverse.hpp"
 
 #include <type_traits>
 
@@ -25,12 +26,19 @@ inline constexpr bool is_pack_v = is_pack<T>::value;
 template <class T>
 inline constexpr bool is_dual_v = std::is_same_v<std::decay_t<T>, Dual>;
 
-/// \brief The result type of a density of arguments `Args...`: Pack if any is a Pack,
+using ad::is_var_v;
+/// A Pack or a Var of Packs.
+template <class T>
+inline constexpr bool is_pack_like_v = is_pack_v<T> || std::is_same_v<std::decay_t<T>, Var<Pack>>;
+
+/// \brief The result type of a density of arguments `Args...`: a Var (of Packs if any argument
+/// is a Pack or a Var of Packs, else of doubles) if any is a Var, else Pack if any is a Pack,
 /// else Dual if any is a Dual, else double (int and double arguments are data).
 template <class... Args>
 struct promote {
-  using type =
-      std::conditional_t<(is_pack_v<Args> || ...), Pack, std::conditional_t<(is_dual_v<Args> || ...), Dual, double>>;
+  using type = std::conditional_t<
+      (is_var_v<Args> || ...), Var<std::conditional_t<(is_pack_like_v<Args> || ...), Pack, double>>,
+      std::conditional_t<(is_pack_v<Args> || ...), Pack, std::conditional_t<(is_dual_v<Args> || ...), Dual, double>>>;
 };
 template <class... Args>
 using promote_t = typename promote<Args...>::type;
@@ -168,6 +176,52 @@ KOKKOS_INLINE_FUNCTION double lchoose(int n, int k) {
 KOKKOS_INLINE_FUNCTION Dual lgamma(const Dual& x) { return Dual(math::lgamma(x.value), digamma(x.value) * x.tangent); }
 KOKKOS_INLINE_FUNCTION Dual digamma(const Dual& x) { return Dual(digamma(x.value), trigamma(x.value) * x.tangent); }
 KOKKOS_INLINE_FUNCTION Dual log1p_exp(const Dual& x) { return -math::log_sigmoid(-x); }
+
+// ---- on Var (reverse mode): one node each ------------------------------------------------
+
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> lgamma(const Var<S>& x) {
+  return ad::record(ad::lanewise(x.v, [](double y) { return math::lgamma(y); }), x,
+                    ad::lanewise(x.v, [](double y) { return digamma(y); }));
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> digamma(const Var<S>& x) {
+  return ad::record(ad::lanewise(x.v, [](double y) { return digamma(y); }), x,
+                    ad::lanewise(x.v, [](double y) { return trigamma(y); }));
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION Var<S> log1p_exp(const Var<S>& x) {
+  return -math::log_sigmoid(-x);
+}
+
+// ---- log_sum_exp ----------------------------------------------------------------------
+
+/// \brief log(e^a + e^b) without overflow; -infinity when both are -infinity.
+KOKKOS_INLINE_FUNCTION double log_sum_exp(double a, double b) {
+  const double m = a > b ? a : b;
+  if (m == neg_inf()) return m;
+  return m + math::log1p(math::exp(-math::fabs(a - b)));
+}
+template <class A, class B>
+KOKKOS_INLINE_FUNCTION promote_t<A, B> log_sum_exp(const A& a, const B& b) {
+  using R = promote_t<A, B>;
+  if constexpr (is_var_v<R>) {
+    // One node: ∂/∂a = e^(a - v), ∂/∂b = e^(b - v).
+    using S = typename R::scalar;
+    const R ra = a, rb = b;
+    const S v = ad::lanewise2(ra.v, rb.v, [](double x, double y) { return log_sum_exp(x, y); });
+    return ad::record(v, ra, S(math::exp(S(ra.v - v))), rb, S(math::exp(S(rb.v - v))));
+  } else if constexpr (is_pack_v<R>) {
+    R r;
+    for (int l = 0; l < kLanes; ++l) r[l] = log_sum_exp(lane(a, l), lane(b, l));
+    return r;
+  } else {
+    const R ra = a, rb = b;
+    const double m = value_of(ra) > value_of(rb) ? value_of(ra) : value_of(rb);
+    if (m == neg_inf()) return R(m);
+    return m + math::log(math::exp(ra - m) + math::exp(rb - m));
+  }
+}
 
 // ---- on Pack (host): lane by lane -------------------------------------------------------
 

@@ -1,9 +1,9 @@
 #pragma once
 /// \file
 /// \brief The config schema: the generic keys, which every config may have whatever its
-/// model. Each model adds its own (`config_keys()`, see models/registry.cpp). Keys are
-/// built with keys/key.hpp; docs/config.md holds their table rows as `hmc --list-keys`
-/// prints them, and a test checks that it does.
+/// model. Each model adds its own (`config_keys()`, which the registry of app/models.hpp
+/// collects). Keys are built with keys/key.hpp; docs/config.md holds their table rows as
+/// `hmc --list-keys` prints them, and a test checks that it does.
 
 #include "hmc/keys/key.hpp"
 

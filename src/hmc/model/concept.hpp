@@ -38,6 +38,7 @@
 ///       computed by a team of threads (TeamMember; every thread calls it and gets the value), used by the
 ///       kernels' team path where gradient_team_size() > 0 (the threads it can use; the HMM's forward pass
 ///       in parallel time);
+///   void prepare_gradient();  sizes the tape of an automatic gradient (AutodiffModel supplies it);
 ///   void plan(long particles_per_rank, long concurrency);  settles choices that depend on the run's size
 ///       (the HMM's /model/forward auto) before its memory is counted;
 ///   template <class T, class Q> T log_density_t(const Q& q) const;  the log density as a template on its scalar,
@@ -207,6 +208,11 @@ template <class M>
 struct has_plan<M, void_t<decltype(std::declval<M&>().plan(1L, 1L))>> : std::true_type {};
 
 template <class M, class = void>
+struct has_prepare_gradient : std::false_type {};
+template <class M>
+struct has_prepare_gradient<M, void_t<decltype(std::declval<M&>().prepare_gradient())>> : std::true_type {};
+
+template <class M, class = void>
 struct has_note : std::false_type {};
 template <class M>
 struct has_note<M, void_t<decltype(std::string(std::declval<const M&>().note()))>> : std::true_type {};
@@ -255,9 +261,12 @@ constexpr bool has_forward_reference() {
   return detail::has_dual_log_density<M>::value;
 }
 
-/// \brief Lets the model settle what depends on the run's size (optional member plan()).
+/// \brief Lets the model settle what depends on the run's size (optional member plan()),
+/// after preparing its automatic gradient (prepare_gradient(): hmc/model/autodiff.hpp, which
+/// sizes the tape that scratch_size() then counts).
 template <class M>
 void plan(M& m, long particles_per_rank, long concurrency) {
+  if constexpr (detail::has_prepare_gradient<M>::value) m.prepare_gradient();
   if constexpr (detail::has_plan<M>::value) {
     m.plan(particles_per_rank, concurrency);
   } else {
@@ -407,7 +416,7 @@ constexpr bool check_model() {
   return is_model<M>();
 }
 
-/// \brief check_model() and the static members the registry needs (models/registry.cpp).
+/// \brief check_model() and the static members the registry needs (app/register.hpp: HMC_REGISTER_MODEL).
 template <class M>
 constexpr bool check_registrable_model() {
   static_assert(detail::has_from_config<M>::value,

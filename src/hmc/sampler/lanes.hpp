@@ -58,7 +58,8 @@ inline constexpr bool kHostExecution = std::is_same_v<MemSpace, Kokkos::HostSpac
 
 /// Whether the lane kernel exists for this model: on the host, for a model that
 /// writes its gradient as a template over the number type (log_density_gradient_t) or
-/// as a block gradient with scratch (log_density_gradient_lanes).
+/// as a block gradient with scratch (log_density_gradient_lanes, which an automatic
+/// gradient supplies: hmc/model/autodiff.hpp).
 template <class Model>
 constexpr bool lanes_available() {
   return kHostExecution && (model::has_lane_gradient<Model>() || model::has_lane_scratch_gradient<Model>());
@@ -70,6 +71,22 @@ inline Pack* lane_scratch(int packs) {
   static thread_local std::vector<Pack> buffer;
   if (buffer.size() < static_cast<std::size_t>(packs)) buffer.resize(static_cast<std::size_t>(packs));
   return buffer.data();
+}
+
+/// Grows every host thread's lane scratch to at least `packs` Packs, before sampling, so
+/// that no block allocates it inside the loop (tests/unit/test_allocations.cpp): one
+/// iteration per thread of the pool (a static schedule of chunk 1 over as many iterations
+/// as threads).
+inline void reserve_lane_scratch(int packs) {
+  if constexpr (kHostExecution) {
+    const int threads = ExecSpace().concurrency();
+    Kokkos::parallel_for("hmc::reserve_lane_scratch",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>>(0, threads).set_chunk_size(1),
+                         [packs](int) { (void)lane_scratch(packs); });
+    Kokkos::fence();
+  } else {
+    (void)packs;
+  }
 }
 
 /// Whether the loop takes the lane path for this model and dimension.

@@ -17,6 +17,7 @@
 #include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/init.hpp"
 #include "hmc/sampler/kernel.hpp"
+#include "hmc/sampler/lanes.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/settings.hpp"
 #include "hmc/sampler/warmup.hpp"
@@ -91,6 +92,9 @@ class EnsembleSampler {
     rec_.divergences = ParticleView("hmc::divergences", n_);
     rec_.steps_sum = ParticleView("hmc::steps_sum", n_);
     rec_.adapt = StateView("hmc::transition_stats", n_, Warmup<Model, Kernel>::columns());
+    if constexpr (lanes_available<Model>() && model::has_lane_scratch_gradient<Model>()) {
+      reserve_lane_scratch(model.lane_scratch_size());  // the lanes' tapes: never allocated in the loop
+    }
   }
 
   /// \brief Initial positions and their log densities; returns the number of local
@@ -338,8 +342,8 @@ class EnsembleSampler {
     if constexpr (has_lane_transition<Kernel>() && lanes_available<Model>()) {
       if (lanes_) {
         const Kernel& k = kernel_;
-        Kokkos::parallel_for("hmc::transition_lanes", Policy(0, Kernel::lane_tasks(n_)),
-                             [&k](const int task) { k.lanes(task); });
+        static const std::string lanes_label = std::string("hmc::transition_lanes_") + Kernel::name;
+        Kokkos::parallel_for(lanes_label, Policy(0, Kernel::lane_tasks(n_)), [&k](const int task) { k.lanes(task); });
         return;
       }
     }

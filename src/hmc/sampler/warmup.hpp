@@ -244,7 +244,10 @@ class Warmup {
     c.adapting = c.warmup && adapt_;
     c.step_size = step_size_.step_size();
     c.last_step_size = last_step_size_;
-    c.healthy_mean = [this, q = state.q]() { return healthy_mean(q); };
+    // Two pointers: held inside the std::function (no allocation per iteration); the
+    // context lives only as long as the call that receives it.
+    const EnsembleState* st = &state;
+    c.healthy_mean = [this, st]() { return healthy_mean(st->q); };
     return c;
   }
 

@@ -131,3 +131,38 @@ __global__ void dist_functions(Row x, hmc::VectorView ys, hmc::VectorView ns, Ma
 }
 
 }  // namespace nvcc_check
+
+namespace nvcc_check {
+
+/// A route-(a) model (hmc/model/autodiff.hpp) that records every kind of node on a GPU
+/// thread: arithmetic, math, a transform, univariate, `_sum`, GLM, `dot` and multivariate
+/// densities on Var<double>; its gradient is reverse mode on the particle's scratch row.
+struct RecordedModel : hmc::model::AutodiffModel<RecordedModel> {
+  hmc::VectorView ys, ks;
+  hmc::MatrixView x;
+  KOKKOS_INLINE_FUNCTION int dim() const { return 6; }
+  template <class T, class Q>
+  KOKKOS_INLINE_FUNCTION T log_density_t(const Q& q) const {
+    namespace dist = hmc::dist;
+    namespace math = hmc::math;
+    const T mu = q(0), sigma = hmc::transform::positive_forward(T(q(1)));
+    const auto beta = dist::slice(q, 2);
+    T lp = dist::normal_lpdf(mu, 0.0, 5.0) + dist::student_t_lpdf(q(2), 3.0, mu, sigma) + q(1);
+    lp += dist::normal_lpdf_sum(ys, mu, sigma) + dist::poisson_log_lpmf_sum(ks, mu) + dist::lgamma(sigma + 1.0);
+    lp += dist::normal_id_glm_lpdf(ys, x, mu, beta, sigma) + dist::bernoulli_logit_glm_lpmf(ks, x, mu, beta);
+    lp += dist::poisson_log_glm_lpmf(ks, x, mu, beta) + dist::dot(ys, beta, 3);
+    const T theta[3] = {math::sigmoid(q(3)), math::sigmoid(q(4)), math::sigmoid(q(5))};
+    const auto th = [&](int i) { return theta[i]; };
+    const auto chol = [&](int i, int j) { return i == j ? sigma : T(0.1) * mu; };
+    lp += dist::categorical_lpmf(1, th, 3) + dist::dirichlet_lpdf(th, ys, 3);
+    lp += dist::multi_normal_cholesky_lpdf(th, ys, chol, 3);
+    return lp + math::log1p(math::exp(q(5))) * math::pow(sigma, 1.5) / (1.0 + math::fabs(q(4)));
+  }
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int i = 0; i < dim(); ++i) out(i) = q(i);
+  }
+};
+
+HMC_NVCC_MODEL_KERNELS(RecordedModel)
+
+}  // namespace nvcc_check

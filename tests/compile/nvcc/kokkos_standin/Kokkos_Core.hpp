@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 #if !defined(__CUDACC__)
 #error "kokkos_standin/Kokkos_Core.hpp is for nvcc only (tests/compile/nvcc/check.sh)"
@@ -48,12 +49,22 @@ struct value_type {  // T of T*, T**, T***
 };
 template <class T>
 struct value_type<T*> : value_type<T> {};
+template <class T>
+struct rank_of {  // the number of * in T**
+  static constexpr unsigned value = 0;
+};
+template <class T>
+struct rank_of<T*> {
+  static constexpr unsigned value = 1 + rank_of<T>::value;
+};
 }  // namespace standin
 
 template <class DataType, class... Properties>
 class View {
  public:
   using value_type = typename standin::value_type<DataType>::type;
+  using const_value_type = const value_type;
+  static constexpr unsigned rank = standin::rank_of<DataType>::value;
   using HostMirror = View<DataType, HostSpace>;
 
   View() = default;
@@ -73,11 +84,26 @@ class View {
   std::size_t stride_[3] = {0, 0, 0};
 };
 
+template <class T>
+struct is_view : std::false_type {};
+template <class D, class... P>
+struct is_view<View<D, P...>> : std::true_type {};
+
 // Host-only operations on Views: declared, never defined.
 template <class Dst, class Src>
 void deep_copy(const Dst& dst, const Src& src);
 template <class D, class... P>
 typename View<D, P...>::HostMirror create_mirror_view(const View<D, P...>& v);
+template <class Space, class D, class... P>
+typename View<D, P...>::HostMirror create_mirror_view_and_copy(const Space& space, const View<D, P...>& v);
+
+// Host-only dispatch over a range: declared, never defined.
+template <class... Properties>
+struct RangePolicy {
+  RangePolicy(long begin, long end);
+};
+template <class Policy, class F>
+void parallel_for(const std::string& label, const Policy& policy, const F& f);
 
 namespace Profiling {
 void pushRegion(const std::string& name);
