@@ -646,8 +646,7 @@ TEST(GradientCheck, NoPointCheckedIsInconclusive) {
 }
 
 TEST(GradientCheck, ExactReferenceIsTheForwardModeGradient) {
-  // The reference pass against the gradient of eight_schools' AutodiffModel base (today
-  // also forward mode, and so bit for bit) and against the closed form of TinyModel.
+  // The reference pass against the closed form of TinyModel's gradient ...
   const auto points = hmc::model::initial_points(5, 3, 2.0, 9);
   const auto r = hmc::model::check_gradient_exact(templated(1.0, -1), points);
   for (int i = 0; i < r.points(); ++i)
@@ -657,6 +656,15 @@ TEST(GradientCheck, ExactReferenceIsTheForwardModeGradient) {
   static_assert(!hmc::model::has_forward_reference<TinyModel>());
   static_assert(hmc::model::has_forward_reference<hmc::models::EightSchools>());
   static_assert(!hmc::model::has_forward_reference<hmc::models::Hmm>());
+  // ... and against eight_schools' automatic gradient, prepared as for a run (reverse
+  // mode on its tape), at the starts of 100 particles at init radius 4.
+  auto m = hmc::models::EightSchools::from_config(
+      {{"name", "eight_schools"}}, {{"y", {28, 8, -3, 7, -1, 1, 18, 12}}, {"sigma", {15, 10, 16, 11, 9, 11, 10, 18}}});
+  hmc::model::plan(m, 100, 1);
+  ASSERT_GT(hmc::model::scratch_size(m), 0);  // a tape: reverse mode
+  const auto e = hmc::model::check_gradient_exact(m, hmc::model::initial_points(100, m.dim(), 4.0, 9));
+  EXPECT_TRUE(e.passed(hmc::model::kExactTolerance)) << e.max_error();
+  EXPECT_LT(e.max_error(), 1e-12);
 }
 
 TEST(GradientCheck, AGaussianProcessIsNotCalledWrong) {

@@ -7,10 +7,10 @@
 /// step size).
 ///
 /// It is written here, and not taken from AutodiffModel, so that the reference stays the
-/// same whatever gradient the model's base gives (forward mode today, reverse mode
-/// later): a hand-written gradient or the base's automatic one is checked against this
-/// one. Device code: it reads q from a View row and allocates nothing. Whether a model
-/// has log_density_t for it is detected in hmc/model/concept.hpp (has_forward_reference).
+/// same whatever gradient the model's base gives (reverse mode on a tape, or forward mode
+/// where D is small or the tape has no room): a hand-written gradient or the base's
+/// automatic one is checked against this one. Device code: it reads q from a View row and allocates nothing. Whether a
+/// model has log_density_t for it is detected in hmc/model/concept.hpp (has_forward_reference).
 
 #include "hmc/core/types.hpp"
 #include "hmc/model/dual.hpp"

@@ -112,7 +112,11 @@ int diagnose(const parallel::MpiContext& mpi, const RunSpec& spec, const Diagnos
   return guarded(mpi, [&] {
     int code = kExitOk;
     on_root(mpi, [&] {
-      const Model model = build_model<Model>(spec);
+      // Prepared as for a run (model::plan: an automatic gradient's tape, the HMM's
+      // /model/forward auto), so the gradient checked is the one the sampler uses.
+      Model model = build_model<Model>(spec);
+      const long per_rank = static_cast<long>((spec.run.sampler.particles + mpi.size() - 1) / mpi.size());
+      model::plan(model, per_rank, static_cast<long>(ExecSpace().concurrency()));
       check_against_model(spec.run, shape_of(model, spec.data), model::can_sample_prior<Model>());
       const GradientReport report = gradient_report(model, spec.run.sampler, d);
       std::cout << gradient_table(spec.run.model, spec.run.sampler, d, report) << std::flush;
