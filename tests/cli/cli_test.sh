@@ -111,36 +111,61 @@ case_options() {
 }
 
 case_diagnose() {
-  # `hmc diagnose` on every shipped config (models added later are covered too): exit 0
-  # and a table with a row per coordinate.
-  local cfg name out bad="$HMC_SOURCE_DIR/tests/cli/bad"
+  # `hmc diagnose` on every shipped config (models added later are covered too): exit 0,
+  # a table with a row per coordinate and the counts of points, at the default init
+  # radius and at 0.5 and 4 (50 points): a correct gradient is never called wrong.
+  local cfg name out radius bad="$HMC_SOURCE_DIR/tests/cli/bad"
   cd "$work" || exit 1
   for cfg in "$HMC_SOURCE_DIR"/configs/*.json; do
     name=$(basename "$cfg" .json)
     if ! out=$("$HMC" diagnose --config "$cfg" --set output.dir=SHOULD_NOT_EXIST 2>"$work/$name.diag.err"); then
       fail "diagnose $name: exit $?: $(tail -3 "$work/$name.diag.err") $(tail -5 <<<"$out")"; continue
     fi
-    if grep -qE '^coordinate +particle +analytic +finite_diff +rel_error +noise$' <<<"$out" && grep -q '^theta\[1\]' <<<"$out" \
+    if grep -qE '^coordinate +particle +analytic +(finite_diff|reference) +rel_error +noise +resolved$' <<<"$out" \
+        && grep -q '^theta\[1\]' <<<"$out" && grep -qE '^points: 10 checked, 10 passed, 0 wrong, 0 inconclusive' <<<"$out" \
         && grep -q '^largest relative error .*: passed$' <<<"$out"; then
       pass "diagnose $name"
     else
       fail "diagnose $name: no table: $out"
     fi
+    for radius in 0.5 4; do
+      if out=$("$HMC" diagnose --config "$cfg" --points 50 --set sampler.init.radius=$radius 2>"$work/$name.diag.err"); then
+        grep -qE '^points: 50 checked, [0-9]+ passed, 0 wrong' <<<"$out" && pass "diagnose $name at radius $radius" \
+          || fail "diagnose $name at radius $radius: $out"
+      else
+        fail "diagnose $name at radius $radius: exit $?: $(tail -3 "$work/$name.diag.err") $(tail -3 <<<"$out")"
+      fi
+    done
   done
+  # The method: exact for a model with log_density_t (eight_schools), finite differences
+  # for the others, and for any model with --method fd.
+  out=$("$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/eight_schools.json") || fail "diagnose eight_schools exited $?"
+  grep -q '^method: exact' <<<"$out" && grep -q '; method exact$' <<<"$out" && pass "eight_schools: exact" \
+    || fail "eight_schools is not checked exactly: $out"
+  out=$("$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/eight_schools.json" --method fd) || fail "--method fd exited $?"
+  grep -q '^method: finite differences:' <<<"$out" && grep -q ': passed$' <<<"$out" && pass "eight_schools: --method fd" \
+    || fail "eight_schools --method fd: $out"
+  out=$("$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json") || fail "diagnose coin_toss exited $?"
+  grep -q '^method: finite differences (the model has no log_density_t' <<<"$out" && pass "coin_toss: finite differences" \
+    || fail "coin_toss: $out"
+  expect_exit 2 '^hmc: config error: --method exact: the model has no .*log_density_t' \
+    -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --method exact
+  expect_exit 2 '--method' -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --method newton
   # Options reach the check: points, --set, every point with --all.
   out=$("$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/harmonic_oscillator.json" --points 3 --all \
         --set sampler.init.radius=0.5) || fail "diagnose --all exited $?"
   [[ $(grep -c '^theta\[' <<<"$out") -eq 12 ]] && grep -q 'at 3 points' <<<"$out" && grep -q 'init radius 0.5' <<<"$out" \
     && pass "diagnose --points 3 --all --set" || fail "diagnose --points 3 --all --set: $out"
-  # A tolerance no finite difference can resolve: exit 5, one error line naming the place.
-  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: the finite differences cannot resolve it \(noise .* > 10 \* tolerance 1e-300\)' \
+  # A tolerance no finite difference can resolve: nothing is shown wrong, no point could
+  # be checked: exit 6, one line saying why.
+  expect_exit 6 'gradient check inconclusive: no point could be checked \(10 points: log density not finite at 0, \|log density\| > 1e\+12 at 0, an entry unresolved at 10\); e\.g\. theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: the finite differences cannot resolve it \(noise .* > 10 \* tolerance 1e-300\)' \
     -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --tolerance 1e-300
-  # A step so small that fd is 0 / 0: the error is not finite, exit 5.
-  expect_exit 5 'gradient check failed: theta\[[0-9]+\] \(p\[[0-9]\]\) at the start of particle [0-9]+: relative error inf' \
+  # A step so small that it rounds to 0 (fd is 0 / 0): inconclusive too.
+  expect_exit 6 'gradient check inconclusive: .*cannot resolve it \(noise inf' \
     -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" --step 1e-300
-  # --tolerance and --step must be finite numbers > 0.
+  # --tolerance, --exact-tolerance and --step must be finite numbers > 0.
   local opt value
-  for opt in --tolerance --step; do
+  for opt in --tolerance --exact-tolerance --step; do
     for value in nan inf abc; do
       expect_exit 2 "^hmc: $opt: must be a finite number > 0 \(got \"$value\"\)" \
         -- "$HMC" diagnose --config "$HMC_SOURCE_DIR/configs/coin_toss.json" "$opt" "$value"

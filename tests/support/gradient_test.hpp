@@ -28,7 +28,7 @@ inline std::vector<std::vector<double>> random_points(int n, int d, double radiu
 
 /// Every gradient entry at every point passes check_gradient's test at `tolerance`
 /// (relative error |a − fd| / max(|a|, |fd|, 1) within tolerance plus the measured
-/// rounding noise of the finite differences, which must itself be resolved), the log
+/// error of the finite differences at steps h and h/2, which must itself be resolved), the log
 /// density is finite, and log_density and the value log_density_gradient returns agree
 /// to relative 1e-12.
 template <class Model>
@@ -43,7 +43,8 @@ void expect_gradient_matches(const Model& model, int n_points, double radius, un
     for (int j = 0; j < d; ++j)
       EXPECT_TRUE(r.entry_passed(i, j, tolerance))
           << "point " << i << " coordinate " << j << ": analytic " << r.analytic(i, j) << " vs fd "
-          << r.finite_diff(i, j) << " (error " << r.error(i, j) << ", allowed noise " << r.noise(i, j) << ")";
+          << r.finite_diff(i, j) << " and " << r.finite_diff_half(i, j) << " (error " << r.error(i, j)
+          << ", allowed noise " << r.noise(i, j) << ")";
   }
 }
 

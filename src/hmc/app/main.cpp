@@ -71,19 +71,35 @@ const CLI::Validator kFinitePositive(
 CLI::App* setup_diagnose(CLI::App& app, Options& opt, services::DiagnoseOptions& d) {
   CLI::App* sub = app.add_subcommand(
       "diagnose",
-      "check the model's gradient against finite differences at points drawn like the initial state;\n"
-      "  exit code 5 if it fails (docs/cli.md)");
+      "check the model's gradient at points drawn like the initial state, exactly against a forward-mode\n"
+      "  reference where the model has log_density_t, else against finite differences; exit code 5 if it is\n"
+      "  wrong, 6 if no point could be checked (docs/cli.md)");
   sub->add_option("-c,--config", opt.run.config, "run config (JSON); see docs/config.md");
   sub->add_option("-s,--set", opt.run.sets, "override a config key, as for a run");
+  sub->add_option_function<std::string>(
+         "--method",
+         [&d](const std::string& m) {
+           d.method = m == "exact" ? services::DiagnoseMethod::kExact
+                                   : (m == "fd" ? services::DiagnoseMethod::kFiniteDifferences
+                                                : services::DiagnoseMethod::kAuto);
+         },
+         "auto (exact where the model has log_density_t, else fd), exact, or fd (finite differences); "
+         "default auto")
+      ->check(CLI::IsMember({"auto", "exact", "fd"}));
   sub->add_option("--tolerance", d.tolerance,
-                  "largest accepted relative error |a - fd| / max(|a|, |fd|, 1), on top of the measured "
-                  "rounding noise of fd (which must stay below 10 x tolerance)")
+                  "finite differences: largest accepted relative error |a - fd| / max(|a|, |fd|, 1), on top of "
+                  "their measured noise (an entry noisier than 10 x tolerance is unresolved)")
+      ->check(kFinitePositive)
+      ->capture_default_str();
+  sub->add_option("--exact-tolerance", d.exact_tolerance,
+                  "exact: largest accepted relative error |a - r| / max(|a|, |r|, 1) against the forward-mode "
+                  "reference r")
       ->check(kFinitePositive)
       ->capture_default_str();
   sub->add_option("--points", d.points, "points to check: the starts of particles 0 .. N-1")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  sub->add_option("--step", d.rel_step, "finite-difference step, relative: step_j = STEP * max(1, |theta_j|)")
+  sub->add_option("--step", d.rel_step, "finite-difference step, relative: h_j = STEP * max(1, |theta_j|), and h_j / 2")
       ->check(kFinitePositive)
       ->capture_default_str();
   sub->add_flag("--all", d.all, "print every point, not only the worst point of each coordinate");

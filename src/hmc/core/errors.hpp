@@ -11,11 +11,12 @@ namespace hmc {
 /// Exit codes of the `hmc` executable (docs/cli.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,        ///< an internal or unexpected error
-  kExitConfigError = 2,    ///< bad command line or config: unknown key, wrong type, out of range
-  kExitDataError = 3,      ///< data file missing, unreadable or inconsistent with the model
-  kExitRunError = 4,       ///< the run could not proceed (no finite start, output not writable)
-  kExitGradientCheck = 5,  ///< `hmc diagnose`: the gradient disagrees with finite differences
+  kExitFailure = 1,               ///< an internal or unexpected error
+  kExitConfigError = 2,           ///< bad command line or config: unknown key, wrong type, out of range
+  kExitDataError = 3,             ///< data file missing, unreadable or inconsistent with the model
+  kExitRunError = 4,              ///< the run could not proceed (no finite start, output not writable)
+  kExitGradientCheck = 5,         ///< `hmc diagnose`: the gradient is shown wrong
+  kExitGradientInconclusive = 6,  ///< `hmc diagnose`: no point could be checked
 };
 
 /// \brief A problem with the config; the message is one line naming the key.

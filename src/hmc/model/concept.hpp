@@ -41,6 +41,9 @@
 ///   void prepare_gradient();  sizes the tape of an automatic gradient (AutodiffModel supplies it);
 ///   void plan(long particles_per_rank, long concurrency);  settles choices that depend on the run's size
 ///       (the HMM's /model/forward auto) before its memory is counted;
+///   template <class T, class Q> T log_density_t(const Q& q) const;  the log density as a template on its scalar,
+///       T = hmc::Dual with q(i) a Dual (model/forward_gradient.hpp): `hmc diagnose` checks the gradient exactly
+///       against its forward-mode derivative (model/gradient_check.hpp);
 ///   std::string note() const;              // a line for summary.json's warnings (e.g. label switching)
 ///   std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const;
 ///       names of the dimensions of vector and matrix parameters (draws.nc).
@@ -51,6 +54,7 @@
 #include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
+#include "hmc/model/forward_gradient.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -191,6 +195,14 @@ struct has_team_gradient<
     : std::true_type {};
 
 template <class M, class = void>
+struct has_dual_log_density : std::false_type {};
+template <class M>
+struct has_dual_log_density<
+    M, std::enable_if_t<std::is_same_v<
+           decltype(std::declval<const M&>().template log_density_t<Dual>(std::declval<const SeededRow&>())), Dual>>>
+    : std::true_type {};
+
+template <class M, class = void>
 struct has_plan : std::false_type {};
 template <class M>
 struct has_plan<M, void_t<decltype(std::declval<M&>().plan(1L, 1L))>> : std::true_type {};
@@ -240,6 +252,13 @@ int gradient_team_size(const M& m) {
     (void)m;
     return 0;
   }
+}
+
+/// \brief Can the model give a forward-mode reference gradient (model/forward_gradient.hpp):
+/// does it have `log_density_t<hmc::Dual>(q)`, q(i) a Dual, returning a Dual?
+template <class M>
+constexpr bool has_forward_reference() {
+  return detail::has_dual_log_density<M>::value;
 }
 
 /// \brief Lets the model settle what depends on the run's size (optional member plan()),
