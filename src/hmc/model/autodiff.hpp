@@ -47,6 +47,7 @@
 #include "hmc/core/pack.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/model/dual.hpp"
+#include "hmc/model/forward_gradient.hpp"
 #include "hmc/model/reverse.hpp"
 
 #include <algorithm>
@@ -61,13 +62,6 @@ namespace hmc::model {
 /// Duals) rather than reverse mode: measured (docs/performance.md).
 inline constexpr int kForwardMaxDim = 4;
 
-/// \brief One particle's coordinates read as Duals, coordinate `seed` carrying tangent 1.
-template <class Q>
-struct DualRowOf {
-  Q q;
-  int seed;
-  KOKKOS_INLINE_FUNCTION Dual operator()(int i) const { return Dual(q(i), i == seed ? 1.0 : 0.0); }
-};
 using DualRow = DualRowOf<Row>;
 
 /// \brief Coordinates read as Vars: coordinate i is input node i of `tape`.
@@ -78,8 +72,6 @@ struct VarRow {
   KOKKOS_INLINE_FUNCTION Var<S> operator()(int i) const { return Var<S>(q(i), i, tape); }
 };
 
-/// \brief Coordinates that are constants (no node): a tape that counts records only what
-/// depends on the parameters when its inputs are nodes; see measure below.
 namespace detail {
 
 template <class M, class T, class Q, class = void>
@@ -115,12 +107,6 @@ inline int autodiff_mode_from_env() {
 }
 
 }  // namespace detail
-
-/// \brief Does the model have a templated log density (route (a))?
-template <class M>
-constexpr bool has_templated_density() {
-  return detail::has_log_density_t<M, Dual, DualRow>::value;
-}
 
 /// \brief The gradient of `m.log_density_t` at q by forward mode: one pass per coordinate
 /// on Duals. Any indexables of doubles (Row, LaneRow).

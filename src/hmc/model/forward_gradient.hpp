@@ -17,12 +17,15 @@
 
 namespace hmc::model {
 
-/// \brief One particle's coordinates read as Duals, coordinate `seed` carrying tangent 1.
-struct SeededRow {
-  Row q;
+/// \brief One particle's coordinates read as Duals, coordinate `seed` carrying tangent 1 (any
+/// indexable of doubles: a Row, or a lane of a block, LaneRow).
+template <class Q>
+struct DualRowOf {
+  Q q;
   int seed;
   KOKKOS_INLINE_FUNCTION Dual operator()(int i) const { return Dual(q(i), i == seed ? 1.0 : 0.0); }
 };
+using SeededRow = DualRowOf<Row>;
 
 /// \brief d log p / d q_j at q by one forward pass; `value` gets the pass's log p.
 template <class M>
