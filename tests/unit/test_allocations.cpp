@@ -82,7 +82,7 @@ std::pair<Allocations, std::uint64_t> count(const hmc::models::EightSchools& m, 
   const int packs = m.lane_scratch_size();
   g_news = 0;
   g_counting = true;
-  Kokkos::parallel_for("lanes", Kokkos::RangePolicy<hmc::ExecSpace>(0, 4096),
+  Kokkos::parallel_for("lanes", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, 4096),
                        [packs](int) { (void)hmc::sampler::lane_scratch(packs); });
   Kokkos::fence();
   g_counting = false;

@@ -78,15 +78,15 @@ inline Pack* lane_scratch(int packs) {
 /// iteration per thread of the pool (a static schedule of chunk 1 over as many iterations
 /// as threads).
 inline void reserve_lane_scratch(int packs) {
-  if constexpr (kHostExecution) {
-    const int threads = ExecSpace().concurrency();
-    Kokkos::parallel_for("hmc::reserve_lane_scratch",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>>(0, threads).set_chunk_size(1),
-                         [packs](int) { (void)lane_scratch(packs); });
-    Kokkos::fence();
-  } else {
-    (void)packs;
-  }
+  // The host's execution space, whatever the device's: the lanes run on host threads, and a
+  // non-template function is compiled whole (a CUDA build too, where a host lambda may not
+  // go to the device's parallel_for).
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const int threads = Host().concurrency();
+  Kokkos::parallel_for("hmc::reserve_lane_scratch",
+                       Kokkos::RangePolicy<Host, Kokkos::Schedule<Kokkos::Static>>(0, threads).set_chunk_size(1),
+                       [packs](int) { (void)lane_scratch(packs); });
+  Host().fence();
 }
 
 /// Whether the loop takes the lane path for this model and dimension.
