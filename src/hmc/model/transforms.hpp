@@ -6,7 +6,10 @@
 /// forward map, the gradient of log|J| with respect to y, and (where x is a
 /// vector) the chain rule that turns df/dx into df/dy. All are device-safe and
 /// templated on the vector accessor V (anything with `operator()(int)`, e.g. hmc::Row)
-/// and, for the scalar maps, on the scalar type (double or hmc::Dual).
+/// and, for the scalar maps and the forward maps of simplex and ordered vectors, on the
+/// number type T (double, hmc::Dual, hmc::Var): a templated `log_density_t` calls
+/// `simplex_forward<T>(y, x, K)` with x a `transform::Local<T, K>` and gets log|J| as a T,
+/// so its gradient comes from automatic differentiation (posteriordb's hmm_drive_0 example).
 ///
 /// A model's log density on the unconstrained scale is
 ///   log p(x(y)) + log|J(y)|,
@@ -14,8 +17,18 @@
 
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/core/pack.hpp"
+#include "hmc/model/dual.hpp"
 
 namespace hmc::transform {
+
+/// N numbers of type T on the stack with `operator()(int)`: where a templated log density
+/// keeps a constrained vector (e.g. a simplex) made by a forward map.
+template <class T, int N>
+struct Local {
+  T v[N];
+  KOKKOS_INLINE_FUNCTION T& operator()(int i) { return v[i]; }
+  KOKKOS_INLINE_FUNCTION const T& operator()(int i) const { return v[i]; }
+};
 
 // ---- interval (a, b) via the logistic function ---------------------------------
 // x = a + (b - a) σ(y),  log|J| = log(b - a) + log σ(y) + log σ(-y)
@@ -61,15 +74,18 @@ KOKKOS_INLINE_FUNCTION double positive_log_jacobian_grad(double) { return 1.0; }
 // r_{k+1} = r_k (1 - z_k), x_{K-1} = r_{K-1}. The offset makes y = 0 the uniform
 // simplex. log|J| = Σ_k [log z_k + (K - 1 - k) log(1 - z_k)], k = 0..K-2.
 
-/// Writes x(0..K-1) from y(0..K-2); returns log|J|.
-template <class VY, class VX>
-KOKKOS_INLINE_FUNCTION double simplex_forward(const VY& y, const VX& x, int K) {
-  double r = 1.0, log_j = 0.0;
+/// Writes x(0..K-1) from y(0..K-2); returns log|J|. T is the number type of the result
+/// (double unless given: `simplex_forward<T>(y, x, K)` in a templated log density).
+template <class T = double, class VY, class VX>
+KOKKOS_INLINE_FUNCTION T simplex_forward(const VY& y, VX&& x, int K) {
+  using math::log_sigmoid;
+  using math::sigmoid;
+  T r = 1.0, log_j = 0.0;
   for (int k = 0; k < K - 1; ++k) {
-    const double t = y(k) - math::log(static_cast<double>(K - 1 - k));
-    const double z = math::sigmoid(t);
+    const T t = T(y(k)) - math::log(static_cast<double>(K - 1 - k));
+    const T z = sigmoid(t);
     x(k) = r * z;
-    log_j += math::log_sigmoid(t) + (K - 1 - k) * math::log_sigmoid(-t);
+    log_j += log_sigmoid(t) + (K - 1 - k) * log_sigmoid(-t);
     r *= 1.0 - z;
   }
   x(K - 1) = r;
@@ -107,17 +123,19 @@ KOKKOS_INLINE_FUNCTION void simplex_backward(const VY& y, const VX& x, const VGX
 // ---- ordered vectors: x_0 = y_0, x_k = x_{k-1} + exp(y_k) -----------------------
 // log|J| = Σ_{k>=1} y_k. Positive-ordered: x_0 = exp(y_0) as well, log|J| = Σ_k y_k.
 
-/// Writes x(0..n-1); returns log|J|.
-template <class VY, class VX>
-KOKKOS_INLINE_FUNCTION double ordered_forward(const VY& y, const VX& x, int n, bool positive = false) {
-  double log_j = 0.0;
+/// Writes x(0..n-1); returns log|J|. T as for simplex_forward.
+template <class T = double, class VY, class VX>
+KOKKOS_INLINE_FUNCTION T ordered_forward(const VY& y, VX&& x, int n, bool positive = false) {
+  using math::exp;
+  T log_j = 0.0;
   for (int k = 0; k < n; ++k) {
+    const T yk = y(k);
     if (k == 0 && !positive) {
-      x(0) = y(0);
+      x(0) = yk;
     } else {
-      const double step = math::exp(y(k));
-      x(k) = (k == 0 ? 0.0 : x(k - 1)) + step;
-      log_j += y(k);
+      const T step = exp(yk);
+      x(k) = k == 0 ? step : T(x(k - 1)) + step;
+      log_j += yk;
     }
   }
   return log_j;
