@@ -10,6 +10,7 @@
 #include "hmc/distributions/continuous.hpp"
 #include "hmc/distributions/discrete.hpp"
 #include "hmc/distributions/glm.hpp"
+#include "hmc/distributions/linalg.hpp"
 #include "hmc/distributions/multivariate.hpp"
 #include "hmc/distributions/special.hpp"
 #include "hmc/distributions/value_grad.hpp"
