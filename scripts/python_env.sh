@@ -9,13 +9,16 @@
 #                                               for scripts/bench
 #        py=$(scripts/python_env.sh reference)  ArviZ 0.23 and arviz-stats 1.x side by side, for
 #                                               scripts/make_diagnostics_reference.py (needs a Python >= 3.12)
+#        py=$(scripts/python_env.sh stan)       PyStan 3.14 (Stan through httpstan) with ArviZ 0.23, for
+#                                               scripts/stan_bench.py, the section stan of scripts/bench
+#                                               (needs a Python >= 3.12 and a C++ compiler, g++)
 # The default and bench sets use python3; it installs python3-venv with apt-get if that is
-# missing (as root). arviz1 and reference use the first Python >= 3.12 among $HMC_PYTHON312,
+# missing (as root). arviz1, reference and stan use the first Python >= 3.12 among $HMC_PYTHON312,
 # python3.12, python3.13, python3.14 and python3 on PATH and ~/.pyenv/versions/3.1[2-9]*;
 # with none, they exit with code 3 (a caller may skip). The pinned packages come from PyPI
-# into $HMC_CACHE/python-venv-<hash of the pins (and of the Python for arviz1, reference)>;
+# into $HMC_CACHE/python-venv-<hash of the pins (and of the Python for arviz1, reference, stan)>;
 # the second call only checks that the environment imports. Environment: HMC_CACHE
-# (default ~/.cache/hmc), HMC_PYTHON312 (the Python for arviz1 and reference).
+# (default ~/.cache/hmc), HMC_PYTHON312 (the Python for arviz1, reference and stan).
 # Progress and errors go to stderr; the exit code is non-zero on failure.
 set -euo pipefail
 
@@ -33,6 +36,10 @@ ARVIZ1=(arviz==1.3.0 arviz-base==1.3.1 arviz-stats==1.3.3 arviz-plots==1.3.2)
 # JAX's CPU wheels (jax 0.10.2 on Python 3.11: blackjax 1.7.1 needs jax >= 0.9, numpyro 0.22
 # jax >= 0.7). It is a venv of its own (another hash), so the default one of the python tests
 # is not rebuilt for it.
+# The set "stan" is Stan as a peer (scripts/stan_bench.py): PyStan 3.14.0 (httpstan 4.17, which
+# compiles each Stan program with the system's g++ and caches it under ~/.cache/httpstan) and
+# ArviZ 0.23.4 for the ESS, as in the default set. PyStan 3.14 is published for Python >= 3.12
+# only (on 3.11 pip finds 3.10.0 at most), hence BASE=3.12.
 case ${1:-default} in
   default) ;;
   bench) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]"); IMPORTS+=", jax, numpyro, blackjax, optax" ;;
@@ -41,7 +48,8 @@ case ${1:-default} in
     # arviz-stats without the arviz 1.x package: its module arviz_stats sits beside arviz 0.23.
     PINS=(arviz==0.23.4 arviz-base==1.3.1 arviz-stats==1.3.3 numpy scipy)
     IMPORTS="arviz, arviz_base, arviz_stats, scipy"; BASE=3.12 ;;
-  *) echo "python_env: unknown package set '$1' (default, arviz1, bench, reference)" >&2; exit 2 ;;
+  stan) PINS=(pystan==3.14.0 arviz==0.23.4 numpy); IMPORTS="stan, arviz, numpy"; BASE=3.12 ;;
+  *) echo "python_env: unknown package set '$1' (default, arviz1, bench, reference, stan)" >&2; exit 2 ;;
 esac
 
 say() { echo "python_env: $*" >&2; }
