@@ -4,6 +4,9 @@
 #
 # Usage: scripts/test.sh [ctest options...]
 #   e.g. scripts/test.sh -R sampler -j 2
+# Without a label or name selection (-L, -LE, -R, -E) it leaves out the tests labelled
+# `precise` (the posteriordb examples with their shipped configs, a few minutes:
+# scripts/test.sh -L precise runs them; docs/testing.md).
 # Exits with ctest's exit code. The environment of scripts/setup.sh applies
 # (HMC_BUILD_DIR, HMC_CACHE, Kokkos_ROOT, ...).
 set -euo pipefail
@@ -26,4 +29,9 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 # keeps Kokkos' OpenMP backend from warning that OMP_PROC_BIND is unset
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 
+select=()
+for arg in "$@"; do
+  case $arg in -L | -LE | -R | -E | --label-regex* | --label-exclude* | --tests-regex* | --exclude-regex*) select=(x) ;; esac
+done
+((${#select[@]})) || set -- "$@" -LE precise
 exec ctest --test-dir "${HMC_BUILD_DIR:-build}" --output-on-failure "$@"

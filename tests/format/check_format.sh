@@ -16,7 +16,7 @@ if [[ -z $tool ]]; then
   exit 0
 fi
 mapfile -t files < <(git ls-files -- 'src/*.cpp' 'src/*.hpp' 'apps/*.cpp' 'apps/*.hpp' 'models/*.cpp' \
-  'models/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 2>/dev/null || find src apps models tests -name '*.[ch]pp')
+  'models/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'examples/*.cpp' 'examples/*.hpp' 2>/dev/null || find src apps models tests examples -name '*.[ch]pp')
 ((${#files[@]} > 0)) || { echo "FAIL: no sources found under $root"; exit 1; }
 bad=()
 for f in "${files[@]}"; do

@@ -108,7 +108,8 @@ struct HmmDrive : hmc::model::AutodiffModel<HmmDrive> {
     const auto vs = d.numbers("v", positive, "> 0");
     d.same_length("u", us.size(), "v", vs.size());
     d.optional_count("N", us.size(), "u");
-    if (d.integer("K", 1, 1000) != K) throw hmc::DataError("hmm_drive_0 data: \"K\" must be 2 (the model's priors name two states)");
+    if (d.integer("K", 1, 1000) != K)
+      throw hmc::DataError("hmm_drive_0 data: \"K\" must be 2 (the model's priors name two states)");
     const auto rows = d.rows("alpha");
     HmmDrive m;
     if (rows.size() != K || rows[0].size() != K) throw hmc::DataError("hmm_drive_0 data: \"alpha\" must be 2 x 2");
