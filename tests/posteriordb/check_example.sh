@@ -32,7 +32,7 @@ for kernel in "${kernels[@]}"; do
     # shellcheck disable=SC2086  # MPIEXEC_FLAGS is a list of flags
     if ! (cd "$dir" && OMP_NUM_THREADS=$threads "$MPIEXEC" -n "$np" $MPIEXEC_FLAGS "$HMC" --config config.json \
         --set "output.dir=$out" --set log.level=warn "${ksets[@]}" >"$out.log" 2>&1); then
-      fail "$tag on $np rank(s): $(tail -3 "$out.log")"
+      fail "$tag on $np rank(s): $(grep -v "^ *$" "$out.log" | tail -12)"
       continue
     fi
     h=$(sha256sum <"$out/draws.nc" | cut -d' ' -f1)
