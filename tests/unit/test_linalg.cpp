@@ -8,6 +8,7 @@
 #include "hmc/core/types.hpp"
 #include "hmc/distributions/dist.hpp"
 #include "hmc/model/autodiff.hpp"
+#include "unit/autodiff_density.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,23 +27,7 @@ using namespace hmc;
 
 constexpr int kMax = 8;
 
-template <class T>
-struct Type {
-  using type = T;
-};
-
-/// A log density `f(Type<T>{}, q)` of d coordinates as an autodiff model.
-template <class F>
-struct Density : model::AutodiffModel<Density<F> > {
-  int d = 0;
-  F f;
-  Density(int dim, F fn) : d(dim), f(fn) {}
-  KOKKOS_INLINE_FUNCTION int dim() const { return d; }
-  template <class T, class Q>
-  KOKKOS_INLINE_FUNCTION T log_density_t(const Q& q) const {
-    return f(Type<T>{}, q);
-  }
-};
+using autodiff_test::Density;
 
 /// Gradients of f at q: reverse mode (tape) = forward mode to 1e-10, both = central finite
 /// differences to 1e-6; the lanes at q + 0.01 l = reverse mode at each lane's point to 1e-12.

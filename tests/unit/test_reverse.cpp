@@ -10,6 +10,7 @@
 #include "hmc/model/autodiff.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/transforms.hpp"
+#include "unit/autodiff_density.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,32 +29,7 @@ namespace {
 
 using namespace hmc;
 
-template <class T>
-struct Type {
-  using type = T;
-};
-
-/// A log density `f(Type<T>{}, q)` of d coordinates as an autodiff model.
-template <class F>
-struct Density : model::AutodiffModel<Density<F> > {
-  int d = 0;
-  F f;
-  Density(int dim, F fn) : d(dim), f(fn) {}
-  KOKKOS_INLINE_FUNCTION int dim() const { return d; }
-  template <class T, class Q>
-  KOKKOS_INLINE_FUNCTION T log_density_t(const Q& q) const {
-    return f(Type<T>{}, q);
-  }
-  int num_params() const { return d; }
-  std::vector<std::string> parameter_names() const { return std::vector<std::string>(d, "x"); }
-  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
-    for (int i = 0; i < d; ++i) out(i) = q(i);
-  }
-};
-template <class F>
-Density<F> density(int d, F f) {
-  return Density<F>(d, f);
-}
+using autodiff_test::density;
 
 void expect_close(double got, double want, double rel, const std::string& what) {
   if (got == want) return;
@@ -109,8 +85,6 @@ void check(const std::string& name, int d, F f, std::vector<double> q) {
     for (int j = 0; j < d; ++j) expect_close(gp[j][l], gl[j], 1e-13, "lane " + std::to_string(l));
   }
 }
-
-#define T_OF(tag) typename decltype(tag)::type
 
 /// The value of x in its first lane (branching on a value, as a one-particle density may).
 double first_lane(double x) { return x; }
