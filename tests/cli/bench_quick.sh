@@ -3,6 +3,7 @@
 # venv of scripts/python_env.sh bench) on every workload of every section (throughput, ess,
 # nuts, chees), then bench.json's keys and bench.md. Also two hmc binaries in one run (hmc
 # alone: throughput, nuts and chees sections), which adds the ratios of the second to the first.
+# Then the stan section on one posteriordb example (ark) when PyStan can be installed.
 # hmc's NUTS is required: a nuts run that failed (e.g. sampler.algorithm rejected) fails the test.
 # No timing is checked: --quick sizes measure nothing.
 # Environment (set by ctest): HMC (the binary), HMC_SOURCE_DIR.
@@ -23,6 +24,30 @@ if ! "$HMC_SOURCE_DIR/scripts/bench" --quick --hmc "old=$HMC" --hmc "new=$HMC" -
     >"$work/pair.out" 2>"$work/pair.err"; then
   echo "FAIL: scripts/bench --quick --hmc old=... --hmc new=... exited non-zero"; tail -20 "$work/pair.err"
   failures=$((failures + 1))
+fi
+
+# The stan section on one example: Stan (the cached venv of scripts/python_env.sh stan, a
+# Python >= 3.12; the Stan program compiled once, cached by httpstan) and hmc-posteriordb.
+stan_run=0
+if [[ -n ${HMC_POSTERIORDB:-} ]] && "$HMC_SOURCE_DIR/scripts/python_env.sh" stan >/dev/null 2>"$work/stan-env.err"; then
+  stan_run=1
+  if ! "$HMC_SOURCE_DIR/scripts/bench" --quick --sections stan --stan-examples ark --posteriordb "$HMC_POSTERIORDB" \
+      --out "$work/stan" >"$work/stan.out" 2>"$work/stan.err"; then
+    echo "FAIL: scripts/bench --quick --sections stan exited non-zero"; tail -20 "$work/stan.err"
+    failures=$((failures + 1))
+  fi
+  python3 - "$work/stan/bench.json" <<'PY' || failures=$((failures + 1))
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+runs = r.get("stan", {}).get("ark", {}).get("runs", {})
+bad = [l for l in ("stan", "hmc nuts", "hmc chees")
+       if not (runs.get(l) and math.isfinite(runs[l][0].get("ess_per_s", float("nan"))) and runs[l][0]["ess_per_s"] > 0
+               and runs[l][0].get("grad_evals", 0) > 0 and "check" in runs[l][0])]
+print("FAIL: stan section, ark: no figures for " + ", ".join(bad) if bad else "ok: stan section (ark)")
+sys.exit(1 if bad or r.get("errors") else 0)
+PY
+else
+  echo "skipped: the stan section (no HMC_POSTERIORDB, or no Python >= 3.12 for PyStan: $(tail -1 "$work/stan-env.err" 2>/dev/null))"
 fi
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
