@@ -15,6 +15,13 @@
 /// `hmc diagnose`) for the type. A type that lacks a member of the model concept stops
 /// the build with the concept's one message naming it.
 
+#if defined(HMC_MODEL_HEADERS_ONLY)
+// A compile-only check of the models' device code (tests/compile/nvcc/check.sh, against a
+// stand-in Kokkos): a model header's HMC_REGISTER_MODEL line registers nothing, and the
+// registry and the services (MPI, the sampler's host code) are not included.
+#define HMC_REGISTER_MODEL(Type, name, summary) static_assert(true, "")
+#else
+
 #include "hmc/app/models.hpp"
 #include "hmc/io/draw_writer.hpp"
 #include "hmc/model/concept.hpp"
@@ -85,3 +92,5 @@ extern const bool registered;
 #define HMC_REGISTER_MODEL(Type, name, summary) \
   template <>                                   \
   inline const bool hmc::app::registered<Type> = ::hmc::app::register_model<Type>(name, summary, HMC_MODEL_ORIGIN)
+
+#endif  // HMC_MODEL_HEADERS_ONLY

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check.sh SOURCE_DIR [--expect-host-call]: the device-only rules of the model kernels,
 # checked by nvcc without a CUDA build of Kokkos. Compiles device_kernels.cu (every shipped
-# model's device members, the leapfrog, hmc::dist) against kokkos_standin/ (a stand-in,
+# model's and posteriordb example's device members, the leapfrog, hmc::dist, linalg, the
+# ODE solver) against kokkos_standin/ (a stand-in,
 # not Kokkos) with `nvcc -c`, never linking or running it. A host-only function called
 # from device code is an error (diagnostics below); so is any other warning.
 #   without --expect-host-call: must compile with no error and no warning.

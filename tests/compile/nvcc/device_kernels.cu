@@ -5,13 +5,23 @@
 // kokkos_standin/ (not Kokkos) with `nvcc -c`, never linked or run: a host-only function
 // reached from device code (std::vector, a member function without KOKKOS_INLINE_FUNCTION,
 // ...) is an error. With HMC_NVCC_PROVOKE defined, host_call_model.hpp adds such a call
-// (the test that shows the check can fail).
+// (the test that shows the check can fail). The posteriordb example models (examples/posteriordb)
+// are checked the same way: HMC_MODEL_HEADERS_ONLY makes their HMC_REGISTER_MODEL lines
+// register nothing (hmc/app/register.hpp: no registry, no services, no MPI).
+#define HMC_MODEL_HEADERS_ONLY
 #include "coin_toss.hpp"
 #include "eight_schools.hpp"
+#include "examples/posteriordb/ark/ark.hpp"
+#include "examples/posteriordb/gp_pois_regr/gp_pois_regr.hpp"
+#include "examples/posteriordb/hmm_drive_0/hmm_drive_0.hpp"
+#include "examples/posteriordb/kidscore_interaction/kidscore_interaction.hpp"
+#include "examples/posteriordb/lotka_volterra/lotka_volterra.hpp"
 #include "harmonic_oscillator.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/distributions/dist.hpp"
+#include "hmc/distributions/linalg.hpp"
+#include "hmc/distributions/ode.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/dual.hpp"
 #include "hmc/sampler/leapfrog.hpp"
@@ -70,6 +80,14 @@ HMC_NVCC_MODEL_KERNELS(hmc::models::HarmonicOscillator)
 HMC_NVCC_MODEL_KERNELS(hmc::models::Hmm)
 HMC_NVCC_MODEL_KERNELS(hmc::models::LinearAcceleration)
 HMC_NVCC_MODEL_KERNELS(hmc::models::LogisticRegression)
+// The posteriordb examples (route (a)): linalg.hpp (gp_pois_regr), ode.hpp (lotka_volterra,
+// its Var<double> path on ode::Jet) and the simplex and ordered transforms on
+// transform::Local (hmm_drive_0), on double, Dual and Var<double>.
+HMC_NVCC_MODEL_KERNELS(posteriordb_ark::ArK)
+HMC_NVCC_MODEL_KERNELS(gp_pois_regr_example::GpPoisRegr)
+HMC_NVCC_MODEL_KERNELS(posteriordb_hmm_drive::HmmDrive)
+HMC_NVCC_MODEL_KERNELS(posteriordb_kidiq::KidscoreInteraction)
+HMC_NVCC_MODEL_KERNELS(lotka_volterra_example::LotkaVolterra)
 #if defined(HMC_NVCC_PROVOKE)
 HMC_NVCC_MODEL_KERNELS(nvcc_check::HostCallModel)
 #endif
@@ -164,5 +182,53 @@ struct RecordedModel : hmc::model::AutodiffModel<RecordedModel> {
 };
 
 HMC_NVCC_MODEL_KERNELS(RecordedModel)
+
+/// dy/dt for the ODE of LinalgOdeModel: every math function ode::Jet defines.
+struct DecayRhs {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION void operator()(double, const T (&y)[2], const T (&th)[2], T (&dy)[2]) const {
+    namespace math = hmc::math;
+    dy[0] = -th[0] * y[0] + 0.01 * math::sin(y[1]) * math::cos(y[0]);
+    dy[1] = th[0] * y[0] - th[1] * math::sqrt(y[1] * y[1] + 1.0) + 0.01 * math::log(math::exp(y[0]) + 1.0);
+    dy[1] -= 0.001 * math::pow(y[1] * y[1] + 1.0, 1.5) / (2.0 + y[0]);
+  }
+};
+
+/// A route-(a) model with what the posteriordb examples leave out: every function of
+/// hmc/distributions/linalg.hpp on row-major (MatrixRef) and packed (LowerRef) factors, data
+/// and parameter right-hand sides, and ode::rk45 (the stored trajectory); no lanes (the ODE).
+struct LinalgOdeModel : hmc::model::AutodiffModel<LinalgOdeModel> {
+  static constexpr bool autodiff_lanes = false;
+  hmc::VectorView xs, ts, ys;
+  hmc::ode::Tolerances tolerances;
+  KOKKOS_INLINE_FUNCTION int dim() const { return 5; }
+  template <class T, class Q>
+  KOKKOS_INLINE_FUNCTION T log_density_t(const Q& q) const {
+    namespace dist = hmc::dist;
+    const T alpha = hmc::transform::positive_forward(T(q(0))), rho = hmc::transform::positive_forward(T(q(1)));
+    T lp = q(0) + q(1);
+    T packed[6], full[9], z[3], f[3];
+    const auto low = dist::lower_ref(packed);
+    const auto mat = dist::matrix_ref(full, 3);
+    dist::gp_exp_quad_cov(xs, 3, alpha, rho, 1e-9, low);
+    dist::gp_exp_quad_cov(xs, 3, rho, alpha, 1e-9, mat);
+    if (!dist::cholesky_decompose(low, 3) || !dist::cholesky_decompose(mat, 3)) return T(dist::neg_inf());
+    dist::mdivide_left_tri_low(low, ys, dist::vector_ref(z), 3);
+    dist::mdivide_left_tri_low(mat, dist::vector_ref(z), dist::vector_ref(f), 3);
+    dist::multiply_lower_tri(low, dist::slice(q, 2), dist::vector_ref(z), 3);
+    dist::multiply_lower_tri(mat, ys, dist::vector_ref(f), 3);
+    for (int i = 0; i < 3; ++i) lp += dist::normal_lpdf(z[i], f[i], 1.0);
+    const T y0[2] = {T(q(2)), T(q(3))}, theta[2] = {alpha, rho};
+    T traj[4][2];
+    if (!hmc::ode::rk45(DecayRhs{}, y0, 0.0, ts, 4, theta, traj, tolerances)) return T(dist::neg_inf());
+    for (int i = 0; i < 4; ++i) lp += dist::normal_lpdf(traj[i][0], traj[i][1], 1.0);
+    return lp;
+  }
+  KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
+    for (int i = 0; i < dim(); ++i) out(i) = q(i);
+  }
+};
+
+HMC_NVCC_MODEL_KERNELS(LinalgOdeModel)
 
 }  // namespace nvcc_check
