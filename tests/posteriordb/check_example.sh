@@ -17,6 +17,7 @@ dir=$HMC_SOURCE_DIR/examples/posteriordb/$name
 work=$(mktemp -d "${TMPDIR:-/tmp}/hmc-posteriordb-$name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
+PYTHON=${PYTHON:-python3}
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
