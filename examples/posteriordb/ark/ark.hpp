@@ -66,7 +66,8 @@ struct ArK : hmc::model::AutodiffModel<ArK> {
     const auto k = d.integer("K", 1, 1000);
     d.optional_count("T", ys.size(), "y");
     if (static_cast<std::size_t>(k) >= ys.size())
-      throw hmc::DataError("ark data: \"K\" (" + std::to_string(k) + ") must be less than the length of \"y\"");
+      throw hmc::DataError("data error: ark data: \"K\" (" + std::to_string(k) +
+                           ") must be less than the length of \"y\"");
     ArK m;
     m.lags = static_cast<int>(k);
     const int rows = static_cast<int>(ys.size()) - m.lags;

@@ -109,14 +109,15 @@ struct HmmDrive : hmc::model::AutodiffModel<HmmDrive> {
     d.same_length("u", us.size(), "v", vs.size());
     d.optional_count("N", us.size(), "u");
     if (d.integer("K", 1, 1000) != K)
-      throw hmc::DataError("hmm_drive_0 data: \"K\" must be 2 (the model's priors name two states)");
+      throw hmc::DataError("data error: hmm_drive_0 data: \"K\" must be 2 (the model's priors name two states)");
     const auto rows = d.rows("alpha");
     HmmDrive m;
-    if (rows.size() != K || rows[0].size() != K) throw hmc::DataError("hmm_drive_0 data: \"alpha\" must be 2 x 2");
+    if (rows.size() != K || rows[0].size() != K)
+      throw hmc::DataError("data error: hmm_drive_0 data: \"alpha\" must be 2 x 2");
     for (int k = 0; k < K; ++k) {
       double sum = 0.0;
       for (int j = 0; j < K; ++j) {
-        if (!(rows[k][j] > 0.0)) throw hmc::DataError("hmm_drive_0 data: \"alpha\" must be positive");
+        if (!(rows[k][j] > 0.0)) throw hmc::DataError("data error: hmm_drive_0 data: \"alpha\" must be positive");
         m.alpha[k][j] = rows[k][j];
         sum += rows[k][j];
         m.dirichlet_const -= std::lgamma(rows[k][j]);
