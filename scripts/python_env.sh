@@ -7,6 +7,8 @@
 #        py=$(scripts/python_env.sh arviz1)     ArviZ 1.x instead of 0.23 (needs a Python >= 3.12)
 #        py=$(scripts/python_env.sh bench)      the default packages plus NumPyro, BlackJAX, optax and JAX (CPU),
 #                                               for scripts/bench
+#        py=$(scripts/python_env.sh methods)    the bench set plus nutpie, for scripts/methods_bench.py (the
+#                                               section methods of scripts/bench)
 #        py=$(scripts/python_env.sh reference)  ArviZ 0.23 and arviz-stats 1.x side by side, for
 #                                               scripts/make_diagnostics_reference.py (needs a Python >= 3.12)
 #        py=$(scripts/python_env.sh stan)       PyStan 3.14 (Stan through httpstan) with ArviZ 0.23, for
@@ -36,6 +38,10 @@ ARVIZ1=(arviz==1.3.0 arviz-base==1.3.1 arviz-stats==1.3.3 arviz-plots==1.3.2)
 # JAX's CPU wheels (jax 0.10.2 on Python 3.11: blackjax 1.7.1 needs jax >= 0.9, numpyro 0.22
 # jax >= 0.7). It is a venv of its own (another hash), so the default one of the python tests
 # is not rebuilt for it.
+# The set "methods" is the set "bench" plus nutpie 0.16.8 (its Rust NUTS with the Fisher-divergence
+# diagonal and low-rank mass matrix adaptation, fed a Python log density and gradient through
+# nutpie.compiled_pyfunc.from_pyfunc, so neither Stan nor PyMC is needed), for scripts/methods_bench.py.
+# A venv of its own, so the set "bench" is not rebuilt for it.
 # The set "stan" is Stan as a peer (scripts/stan_bench.py): PyStan 3.14.0 (httpstan 4.17, which
 # compiles each Stan program with the system's g++ and caches it under ~/.cache/httpstan) and
 # ArviZ 0.23.4 for the ESS, as in the default set. PyStan 3.14 is published for Python >= 3.12
@@ -43,13 +49,15 @@ ARVIZ1=(arviz==1.3.0 arviz-base==1.3.1 arviz-stats==1.3.3 arviz-plots==1.3.2)
 case ${1:-default} in
   default) ;;
   bench) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]"); IMPORTS+=", jax, numpyro, blackjax, optax" ;;
+  methods) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]" nutpie==0.16.8)
+    IMPORTS+=", jax, numpyro, blackjax, optax, nutpie" ;;
   arviz1) PINS=("${ARVIZ1[@]}" netCDF4 xarray pandas numpy scipy); IMPORTS+=", arviz_base, arviz_stats"; BASE=3.12 ;;
   reference)
     # arviz-stats without the arviz 1.x package: its module arviz_stats sits beside arviz 0.23.
     PINS=(arviz==0.23.4 arviz-base==1.3.1 arviz-stats==1.3.3 numpy scipy)
     IMPORTS="arviz, arviz_base, arviz_stats, scipy"; BASE=3.12 ;;
   stan) PINS=(pystan==3.14.0 arviz==0.23.4 numpy); IMPORTS="stan, arviz, numpy"; BASE=3.12 ;;
-  *) echo "python_env: unknown package set '$1' (default, arviz1, bench, reference, stan)" >&2; exit 2 ;;
+  *) echo "python_env: unknown package set '$1' (default, arviz1, bench, methods, reference, stan)" >&2; exit 2 ;;
 esac
 
 say() { echo "python_env: $*" >&2; }
