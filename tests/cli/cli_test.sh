@@ -227,11 +227,27 @@ case_reproducible() {
   # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric), for
   # /sampler/algorithm hmc and nuts; eight_schools is a route-(a) model (reverse-mode
   # gradients in the lanes, and one particle per thread with HMC_SCALAR_TRANSITION=1).
-  local variant cfg extra ref h np threads tag sets s
   local nuts="sampler.algorithm=nuts sampler.adapt.trajectory=fixed"
-  for variant in "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense" \
-      "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense" "eight_schools" \
-      "eight_schools $nuts" "eight_schools HMC_SCALAR_TRANSITION=1"; do
+  reproducible_runs "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense" \
+    "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense" "eight_schools" \
+    "eight_schools $nuts" "eight_schools HMC_SCALAR_TRANSITION=1"
+}
+
+case_reproducible_mams() {
+  # The same for /sampler/algorithm mams and the metrics from gradients (fisher_diag's window
+  # sums, low_rank's eigen-decomposition on every rank), in the lanes and one particle per thread.
+  local mams="sampler.algorithm=mams sampler.adapt.trajectory=fixed"
+  local nuts="sampler.algorithm=nuts sampler.adapt.trajectory=fixed"
+  reproducible_runs "coin_toss $mams sampler.adapt.metric=fisher_diag" \
+    "harmonic_oscillator $mams sampler.adapt.metric=low_rank" "eight_schools $mams" \
+    "eight_schools $mams HMC_SCALAR_TRANSITION=1" "harmonic_oscillator $nuts sampler.adapt.metric=low_rank"
+}
+
+# reproducible_runs VARIANT...: each VARIANT ("config [set|HMC_ENV=value]...") on 1, 2, 4
+# ranks and 1, 2 threads, byte-identical draws.
+reproducible_runs() {
+  local variant cfg extra ref h np threads tag sets s
+  for variant in "$@"; do
     read -r cfg extra <<<"$variant"
     tag=$cfg${extra:+-$(tr -c 'a-z0-9\n' - <<<"$extra")}
     sets=()
@@ -255,7 +271,9 @@ case_reproducible() {
       [[ $h == "$ref" ]] && pass "$tag np=$np threads=$threads $h" || fail "$tag np=$np threads=$threads: $h != $ref"
       grep -q "\"ranks\": $np" "$out/summary.json" || fail "$tag np=$np: summary.json ranks"
     done
-    if [[ $extra == *nuts* ]]; then
+    if [[ $extra == *mams* ]]; then
+      grep -q '"algorithm": "mams"' "$out/summary.json" || fail "$tag: not sampled with MAMS"
+    elif [[ $extra == *nuts* ]]; then
       grep -q '"algorithm": "nuts"' "$out/summary.json" || fail "$tag: not sampled with NUTS"
     elif [[ $cfg == eight_schools ]]; then
       grep -q '"algorithm": "hmc"' "$out/summary.json" || fail "$tag: not sampled with HMC"
@@ -359,6 +377,13 @@ case_resume_nuts() {
     --set sampler.warmup=80 --set sampler.draws=120 --set "output.dir=$hmc_out" >/dev/null 2>&1
   cp "$nuts_out.partial/checkpoint.bin" "$hmc_out.partial/checkpoint.bin"
   expect_exit 4 'was written by /sampler/algorithm nuts, but .*run-config.json says hmc' -- "$HMC" resume "$hmc_out"
+}
+
+case_resume_mams() {
+  # The same with /sampler/algorithm mams and the fisher_diag metric (its window sums of the
+  # gradients are per-particle state in the checkpoint).
+  local common=()
+  resume_runs sampler.algorithm=mams sampler.adapt.trajectory=fixed sampler.adapt.metric=fisher_diag
 }
 
 case_resume_autodiff() {

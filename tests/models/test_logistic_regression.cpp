@@ -297,6 +297,7 @@ void posterior_matches_quadrature(hmc::Algorithm algorithm) {
 TEST(LogisticRegression, PosteriorMatchesQuadrature) {
   posterior_matches_quadrature(hmc::Algorithm::kHmc);
   posterior_matches_quadrature(hmc::Algorithm::kNuts);
+  posterior_matches_quadrature(hmc::Algorithm::kMams);
 }
 
 }  // namespace

@@ -62,6 +62,12 @@ TEST(MpiHardPosteriors, HeavyTailsNutsDefaults) {
 TEST(MpiHardPosteriors, FunnelNutsDefaults) {
   expect_same_draws(hard::Funnel{}, defaults(hmc::Algorithm::kNuts, 45, 200, 10), false);
 }
+// MAMS with the low_rank metric: its eigen-decomposition runs on every rank from the same sums.
+TEST(MpiHardPosteriors, FunnelMamsLowRank) {
+  auto s = defaults(hmc::Algorithm::kMams, 45, 200, 10);
+  s.adapt.metric = hmc::MetricKind::kLowRank;
+  expect_same_draws(hard::Funnel{}, s, false);
+}
 // Started wide (init radius 8): particles far from the ensemble are restarted at the checks.
 TEST(MpiHardPosteriors, HeavyTailsHmcStartedWideRestarts) {
   auto s = defaults(hmc::Algorithm::kHmc, 45, 200, 10);

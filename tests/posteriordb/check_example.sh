@@ -3,14 +3,14 @@
 # Runs examples/posteriordb/NAME with its config.json (and the overrides KEY=VALUE) on 1 rank
 # with 2 threads and on 2 ranks with 1 thread each; the draws must be byte-identical, and the
 # run must pass the example's check.py against posteriordb's reference. --kernels: once with
-# sampler.algorithm=nuts and once with hmc (ChEES), each run and checked as above.
+# sampler.algorithm=nuts, once with hmc (ChEES) and once with mams, each run and checked as above.
 # Environment (set by tests/posteriordb/CMakeLists.txt): HMC (an hmc with the example models),
 # MPIEXEC, MPIEXEC_FLAGS, HMC_SOURCE_DIR, PYTHON.
 set -uo pipefail
 name=$1
 shift
 kernels=("")
-if [[ ${1:-} == --kernels ]]; then kernels=(nuts hmc); shift; fi
+if [[ ${1:-} == --kernels ]]; then kernels=(nuts hmc mams); shift; fi
 sets=()
 for s in "$@"; do sets+=(--set "$s"); done
 dir=$HMC_SOURCE_DIR/examples/posteriordb/$name

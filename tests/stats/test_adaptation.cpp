@@ -47,17 +47,17 @@ hmc::sampler::Settings adaptive(const std::string& metric, const std::string& tr
   return s;
 }
 
-void badly_scaled_gaussian(hmc::Algorithm algorithm) {
+void badly_scaled_gaussian(hmc::Algorithm algorithm, const std::string& metric = "diag") {
   // k from 1 to 10^4: standard deviations from 1 to 0.01.
   std::vector<double> k;
   for (int i = 0; i < 10; ++i) k.push_back(std::pow(10.0, 4.0 * i / 9.0));
   const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", k}}, nullptr);
-  auto s = adaptive("diag", algorithm == hmc::Algorithm::kNuts ? "fixed" : "chees", 31);
+  auto s = adaptive(metric, algorithm == hmc::Algorithm::kHmc ? "chees" : "fixed", 31);
   s.algorithm = algorithm;
   const auto draws = hmc::test::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
-  ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDiag);
+  ASSERT_EQ(draws.adapted.metric, hmc::parse_mode<hmc::MetricKind>(metric));
   ASSERT_EQ(draws.adapted.inv_metric.size(), k.size());
   for (std::size_t i = 0; i < k.size(); ++i) {
     EXPECT_NEAR(draws.adapted.inv_metric[i] * k[i], 1.0, 0.2) << "metric entry " << i;
@@ -69,8 +69,15 @@ void badly_scaled_gaussian(hmc::Algorithm algorithm) {
 TEST(Adaptation, BadlyScaledGaussianDiagonalMetric) { badly_scaled_gaussian(hmc::Algorithm::kHmc); }
 // NUTS: dual averaging drives the mean acceptance statistic of its trees to the target.
 TEST(Adaptation, NutsBadlyScaledGaussianDiagonalMetric) { badly_scaled_gaussian(hmc::Algorithm::kNuts); }
+// MAMS: the same step size adaptation, its decoherence length from the ensemble's spread.
+TEST(Adaptation, MamsBadlyScaledGaussianDiagonalMetric) { badly_scaled_gaussian(hmc::Algorithm::kMams); }
+// The Fisher diagonal sqrt(Var q / Var ∇) of a Gaussian with independent coordinates is its
+// variances, from the draws and gradients of the windows.
+TEST(Adaptation, NutsBadlyScaledGaussianFisherDiagonalMetric) {
+  badly_scaled_gaussian(hmc::Algorithm::kNuts, "fisher_diag");
+}
 
-TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
+void correlated_gaussian(hmc::Algorithm algorithm, const std::string& metric) {
   // Four coordinates, scales 1, 2, 0.5, 3, every correlation 0.95.
   const std::vector<double> sd = {1.0, 2.0, 0.5, 3.0};
   const int d = 4;
@@ -97,22 +104,32 @@ TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) {
   }
   const auto model =
       hmc::models::HarmonicOscillator::from_config({{"precision", inv}, {"centres", {1.0, -1.0, 0.5, 2.0}}}, nullptr);
-  const auto s = adaptive("dense", "chees", 32);
+  auto s = adaptive(metric, algorithm == hmc::Algorithm::kHmc ? "chees" : "fixed", 32);
+  s.algorithm = algorithm;
   const auto draws = hmc::test::sample(model, s, 0, s.particles);
 
   EXPECT_NEAR(post_warmup_acceptance(draws), s.adapt.target_accept, 0.05);
-  ASSERT_EQ(draws.adapted.metric, hmc::MetricKind::kDense);
+  ASSERT_EQ(draws.adapted.metric, hmc::parse_mode<hmc::MetricKind>(metric));
   ASSERT_EQ(draws.adapted.inv_metric.size(), static_cast<std::size_t>(d * d));
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j) {
       EXPECT_NEAR(draws.adapted.inv_metric[i * d + j], cov[i][j], 0.2 * sd[i] * sd[j])
           << "metric (" << i << "," << j << ")";
     }
-  EXPECT_GT(draws.adapted.trajectory_length, 0.0);
+  if (algorithm == hmc::Algorithm::kHmc) {
+    EXPECT_GT(draws.adapted.trajectory_length, 0.0);
+  }
   const auto summary = hmc::test::summarize(draws, model.parameter_names());
   const std::vector<double> centre = {1.0, -1.0, 0.5, 2.0};
   for (int i = 0; i < d; ++i) expect_moments(summary[i], centre[i], cov[i][i]);
 }
+
+TEST(Adaptation, CorrelatedGaussianDenseMetricWithChees) { correlated_gaussian(hmc::Algorithm::kHmc, "dense"); }
+// low_rank: the Fisher diagonal and the directions of the positions' and gradients'
+// covariances; with every correlation 0.95 all four directions are far from the diagonal's,
+// so the metric is the covariance (as dense), with NUTS and with MAMS.
+TEST(Adaptation, NutsCorrelatedGaussianLowRankMetric) { correlated_gaussian(hmc::Algorithm::kNuts, "low_rank"); }
+TEST(Adaptation, MamsCorrelatedGaussianLowRankMetric) { correlated_gaussian(hmc::Algorithm::kMams, "low_rank"); }
 
 TEST(Adaptation, ReachesTargetFromAHugeInitialStepSize) {
   const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 100.0}}}, nullptr);

@@ -163,7 +163,7 @@ TEST(Posterior, LinearAccelerationKnownSigmaMatchesConjugateGaussian) {
 }
 
 // The shipped config as it ships: adaptation on (diag metric, ChEES), its own start;
-// and with /sampler/algorithm nuts.
+// and with /sampler/algorithm nuts or mams, and the other metrics.
 void default_config_matches(const std::vector<std::string>& sets) {
   const auto resolved = hmc::io::resolve_config(std::string(HMC_SOURCE_DIR) + "/configs/linear_acceleration.json", sets,
                                                 hmc::app::registry().catalog());
@@ -179,6 +179,20 @@ void default_config_matches(const std::vector<std::string>& sets) {
 TEST(Posterior, LinearAccelerationDefaultConfigWithAdaptationMatchesConjugateGaussian) { default_config_matches({}); }
 TEST(Posterior, NutsLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
   default_config_matches({"sampler.algorithm=nuts"});
+}
+TEST(Posterior, MamsLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
+  default_config_matches({"sampler.algorithm=mams"});
+}
+// The metrics from gradients, with the default kernel: the posterior is strongly correlated
+// (h, v0 and g), which low_rank captures and fisher_diag does not.
+TEST(Posterior, FisherDiagLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
+  default_config_matches({"sampler.algorithm=nuts", "sampler.adapt.metric=fisher_diag"});
+}
+TEST(Posterior, LowRankLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
+  default_config_matches({"sampler.algorithm=nuts", "sampler.adapt.metric=low_rank"});
+}
+TEST(Posterior, MamsLowRankLinearAccelerationDefaultConfigMatchesConjugateGaussian) {
+  default_config_matches({"sampler.algorithm=mams", "sampler.adapt.metric=low_rank"});
 }
 
 }  // namespace

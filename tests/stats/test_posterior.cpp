@@ -58,6 +58,8 @@ void coin_toss_matches_beta(hmc::Algorithm algorithm) {
 TEST(Posterior, CoinTossStandardTossesMatchBeta) { coin_toss_matches_beta(hmc::Algorithm::kHmc); }
 // NUTS at the same fixed step size, no adaptation.
 TEST(Posterior, NutsCoinTossStandardTossesMatchBeta) { coin_toss_matches_beta(hmc::Algorithm::kNuts); }
+// MAMS at the same fixed step size and decoherence length (0.5 x 8), no adaptation.
+TEST(Posterior, MamsCoinTossStandardTossesMatchBeta) { coin_toss_matches_beta(hmc::Algorithm::kMams); }
 
 TEST(Posterior, DiagonalOscillatorMatchesGaussian) {
   const std::vector<double> k = {1, 4, 9, 16}, c = {0, 1, -1, 2};
@@ -82,6 +84,18 @@ TEST(Posterior, NutsAnisotropicOscillatorMatchesGaussian) {
   for (std::size_t i = 0; i < k.size(); ++i) expect_moments(summary[i], c[i], 1.0 / k[i]);
 }
 
+// MAMS on the same scales with the unit metric: the isokinetic dynamics move at unit speed,
+// so the slow coordinate needs a length of several of its scales (here 1.5 for scale 1).
+TEST(Posterior, MamsAnisotropicOscillatorMatchesGaussian) {
+  const std::vector<double> k = {1, 4, 25, 100}, c = {0, 1, -1, 2};
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", k}, {"centres", c}}, nullptr);
+  auto s = settings(0.05, 30, 19);
+  s.algorithm = hmc::Algorithm::kMams;
+  s.draws = 400;
+  const auto summary = run(model, s);
+  for (std::size_t i = 0; i < k.size(); ++i) expect_moments(summary[i], c[i], 1.0 / k[i]);
+}
+
 TEST(Posterior, CorrelatedOscillatorMatchesGaussian) {
   // Covariance [[1, 0.9 * 0.5], [0.9 * 0.5, 0.25]] (correlation 0.9); precision is its inverse.
   const double s1 = 1.0, s2 = 0.5, rho = 0.9, det = s1 * s1 * s2 * s2 * (1 - rho * rho);
@@ -98,6 +112,17 @@ TEST(Posterior, TemperatureScalesVariances) {
   const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0}}}, nullptr);
   auto s = settings(0.06, 10, 5);
   s.temperature = 2.0;  // p(q)^(1/2): variances double
+  const auto summary = run(model, s);
+  expect_moments(summary[0], 0.0, 2.0);
+  expect_moments(summary[1], 0.0, 0.5);
+}
+
+// MAMS scales the log density and its gradient by 1/T in its dynamics and test.
+TEST(Posterior, MamsTemperatureScalesVariances) {
+  const auto model = hmc::models::HarmonicOscillator::from_config({{"spring_constants", {1.0, 4.0}}}, nullptr);
+  auto s = settings(0.2, 8, 6);
+  s.algorithm = hmc::Algorithm::kMams;
+  s.temperature = 2.0;
   const auto summary = run(model, s);
   expect_moments(summary[0], 0.0, 2.0);
   expect_moments(summary[1], 0.0, 0.5);

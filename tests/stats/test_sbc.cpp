@@ -72,6 +72,7 @@ void coin_toss_ranks(hmc::Algorithm algorithm) {
 
 TEST(Sbc, CoinTossRanksAreUniform) { coin_toss_ranks(hmc::Algorithm::kHmc); }
 TEST(Sbc, NutsCoinTossRanksAreUniform) { coin_toss_ranks(hmc::Algorithm::kNuts); }
+TEST(Sbc, MamsCoinTossRanksAreUniform) { coin_toss_ranks(hmc::Algorithm::kMams); }
 
 double clamp(double x, double lo, double hi) {
   const double margin = 1e-3 * (hi - lo);
@@ -133,5 +134,6 @@ void linear_acceleration_ranks(hmc::Algorithm algorithm) {
 
 TEST(Sbc, LinearAccelerationRanksAreUniform) { linear_acceleration_ranks(hmc::Algorithm::kHmc); }
 TEST(Sbc, NutsLinearAccelerationRanksAreUniform) { linear_acceleration_ranks(hmc::Algorithm::kNuts); }
+TEST(Sbc, MamsLinearAccelerationRanksAreUniform) { linear_acceleration_ranks(hmc::Algorithm::kMams); }
 
 }  // namespace

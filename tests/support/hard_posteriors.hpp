@@ -52,13 +52,15 @@ namespace hmc::test::hard {
 
 /// \brief The settings of a run with the defaults of `algorithm` (hmc::sampler::Settings{}:
 /// diag metric, dual averaging to 0.8, step size 0.1, uniform init radius 2; ChEES for
-/// hmc, and the fixed trajectory setting that NUTS ignores, as a config gets them) and
+/// hmc, and the fixed trajectory setting that NUTS and MAMS ignore, MAMS's acceptance 0.9,
+/// as a config gets them) and
 /// the given size and seed.
 inline hmc::sampler::Settings defaults(hmc::Algorithm algorithm, std::int64_t particles, int warmup, int draws,
                                        std::uint64_t seed) {
   hmc::sampler::Settings s;
   s.algorithm = algorithm;
-  if (algorithm == hmc::Algorithm::kNuts) s.adapt.trajectory = hmc::TrajectoryKind::kFixed;
+  if (algorithm != hmc::Algorithm::kHmc) s.adapt.trajectory = hmc::TrajectoryKind::kFixed;
+  if (algorithm == hmc::Algorithm::kMams) s.adapt.target_accept = 0.9;  // as a config gets it
   s.particles = particles;
   s.warmup = warmup;
   s.draws = draws;

@@ -4,6 +4,7 @@
 // tapes are std::vectors), over sampling iterations of route-(a) models, on the one-particle
 // path (reverse mode in the scratch row) and on the lane path (a tape per thread).
 #include "eight_schools.hpp"
+#include "hmc/sampler/mams_kernel.hpp"
 #include "hmc/sampler/nuts_kernel.hpp"
 #include "hmc/sampler/run.hpp"
 
@@ -120,6 +121,10 @@ TEST(Allocations, SamplingLoopOfAnAutomaticGradientAllocatesNothing) {
     EXPECT_EQ(nuts.first.views, 0u);
     EXPECT_EQ(nuts.first.news, 0u);
     EXPECT_EQ(nuts.second, 0u);
+    const auto mams = count<hmc::sampler::MamsKernel<hmc::models::EightSchools>>(m, 4);
+    EXPECT_EQ(mams.first.views, 0u);
+    EXPECT_EQ(mams.first.news, 0u);
+    EXPECT_EQ(mams.second, 0u);
   }
   unsetenv("HMC_SCALAR_TRANSITION");
 }

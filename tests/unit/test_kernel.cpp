@@ -139,6 +139,8 @@ static_assert(hmc::sampler::check_kernel<hmc::sampler::HmcKernel<hmc::models::Ha
                                          hmc::models::HarmonicOscillator>());
 static_assert(hmc::sampler::check_kernel<hmc::sampler::NutsKernel<hmc::models::HarmonicOscillator>,
                                          hmc::models::HarmonicOscillator>());
+static_assert(hmc::sampler::check_kernel<hmc::sampler::MamsKernel<hmc::models::HarmonicOscillator>,
+                                         hmc::models::HarmonicOscillator>());
 
 using Springs = hmc::models::HarmonicOscillator;
 using Rwm = RwmKernel<Springs>;
@@ -291,6 +293,15 @@ TEST(Kernel, TheShippedKernelsByAlgorithm) {
   for (const auto& c : n.stats) names.push_back(c.name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"lp", "acceptance_rate", "step_size", "tree_depth", "reached_max_treedepth",
+                                      "n_steps", "diverging", "energy", "energy_error"}));
+  s.algorithm = hmc::Algorithm::kMams;
+  const auto m = hmc::sampler::kernel_info(s, 3);
+  EXPECT_EQ(m.name, "mams");
+  EXPECT_EQ(m.scratch_size, 12);
+  names.clear();
+  for (const auto& c : m.stats) names.push_back(c.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"lp", "acceptance_rate", "is_accepted", "step_size", "num_integration_steps",
                                       "n_steps", "diverging", "energy", "energy_error"}));
 }
 

@@ -8,6 +8,7 @@
 #include "hmc/model/concept.hpp"
 #include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/lanes.hpp"
+#include "hmc/sampler/mams_kernel.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmc/sampler/nuts_kernel.hpp"
 #include "hmm.hpp"
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -43,14 +45,14 @@ TransitionRecord make_record(int n, int params, int stats) {
   r.accept_sum = hmc::ParticleView("accept_sum", n);
   r.divergences = hmc::ParticleView("divergences", n);
   r.steps_sum = hmc::ParticleView("steps_sum", n);
-  r.adapt = hmc::StateView("adapt", n, 3);  // the acceptance statistic and ChEES's two
+  r.adapt = hmc::StateView("adapt", n, 4);  // the acceptance statistic and ChEES's two (MAMS's three)
   r.draws = hmc::DrawView("draws", n, 1, params);
   r.stats = hmc::DrawView("stats", n, 1, stats);
   return r;
 }
 
 struct Outcome {
-  std::vector<double> q, grad, lp, accept, stats1, stats2, steps, divergent, stats, draws;
+  std::vector<double> q, grad, lp, accept, stats1, stats2, stats3, steps, divergent, stats, draws;
 };
 
 template <class V>
@@ -111,7 +113,14 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
   settings.leapfrog_steps = c.steps;
   settings.max_tree_depth = c.depth;
   auto ks = Kernel::settings(settings);
-  if constexpr (hmc::sampler::has_own_adaptation<Kernel>()) {
+  if constexpr (std::is_same_v<Kernel, hmc::sampler::MamsKernel<Model>>) {
+    ks.length = c.length;  // always jittered
+    ks.max_steps = 1000;
+    if (c.chees) {  // the warmup's spread statistic
+      ks.centre = hmc::VectorView("centre", d);
+      Kokkos::deep_copy(ks.centre, 0.1);
+    }
+  } else if constexpr (hmc::sampler::has_own_adaptation<Kernel>()) {
     ks.jitter = c.jitter;
     ks.length = c.length;
     ks.max_steps = 1000;
@@ -155,6 +164,7 @@ Outcome run(const Model& m, const EnsembleState& from, const Case& c, bool lanes
           flat(Kokkos::subview(r.adapt, Kokkos::ALL, 0)),
           flat(Kokkos::subview(r.adapt, Kokkos::ALL, 1)),
           flat(Kokkos::subview(r.adapt, Kokkos::ALL, 2)),
+          flat(Kokkos::subview(r.adapt, Kokkos::ALL, 3)),
           flat(r.steps_sum),
           flat(r.divergences),
           flat(r.stats),
@@ -183,6 +193,7 @@ int expect_same(const Model& m, int n, const std::vector<double>& centre, double
   expect_close(a.accept, b.accept, 1e-9, "accept_prob");
   expect_close(a.stats1, b.stats1, 1e-8, "chees term");
   expect_close(a.stats2, b.stats2, 1e-8, "chees spread");
+  expect_close(a.stats3, b.stats3, 1e-8, "adaptation column 3");
   expect_close(a.stats, b.stats, 1e-9, "statistics");
   expect_close(a.draws, b.draws, 1e-9, "draws");
   const auto q0 = flat(s.q);
@@ -349,3 +360,36 @@ TEST(Lanes, NutsLinearAccelerationAndHmmMatchTheScalarKernel) {
 }
 
 }  // namespace
+
+// MAMS: jittered numbers of McLachlan steps of the isokinetic dynamics, so the lanes of a
+// block stop at different lock steps; decisions agree exactly, values to the vector math's
+// tolerance (the spread statistic of its warmup included: Case::chees).
+TEST(Lanes, MamsMatchesTheScalarKernel) {
+  HMC_LANES_ONLY();
+  Case coin;
+  coin.step_size = 0.4;
+  coin.length = 2.0;
+  coin.chees = true;
+  EXPECT_GT(expect_same<hmc::sampler::MamsKernel>(coins(), 29, {0.0, 0.0, 0.0}, 2.0, coin), 0);
+  const auto m = springs(20);
+  std::vector<double> centre(20, 0.0);
+  Case diag;
+  diag.step_size = 0.3;
+  diag.length = 3.0;
+  EXPECT_GT(expect_same<hmc::sampler::MamsKernel>(m, 17, centre, 1.0, diag), 0);
+  Case dense;
+  dense.dense = true;
+  dense.step_size = 0.3;
+  dense.length = 2.0;
+  dense.temperature = 2.0;
+  dense.chees = true;
+  EXPECT_GT(expect_same<hmc::sampler::MamsKernel>(m, 9, centre, 1.0, dense), 0);
+  Case wild;  // every trajectory diverges
+  wild.step_size = 30.0;
+  wild.length = 300.0;
+  EXPECT_EQ(expect_same<hmc::sampler::MamsKernel>(m, 11, centre, 1.0, wild), 0);
+  Case motion_case;
+  motion_case.step_size = 0.002;
+  motion_case.length = 0.02;
+  EXPECT_GT(expect_same<hmc::sampler::MamsKernel>(motion(), 24, {0.0, 0.0, -6.0}, 0.05, motion_case), 0);
+}

@@ -15,11 +15,16 @@ namespace hmc {
 /// /sampler/init/strategy.
 enum class InitStrategy { kUniform, kValues, kPrior };
 /// /sampler/adapt/metric, and the metric a run adapted.
-enum class MetricKind { kUnit, kDiag, kDense };
+enum class MetricKind { kUnit, kDiag, kDense, kFisherDiag, kLowRank };
+/// Whether a metric is estimated and applied as a d×d matrix (dense; low_rank, whose diagonal plus leading
+/// directions are assembled into one), which /sampler/adapt/metric allows up to sampler::kMaxDenseDim coordinates.
+inline bool matrix_metric(MetricKind k) { return k == MetricKind::kDense || k == MetricKind::kLowRank; }
 /// /sampler/adapt/trajectory.
 enum class TrajectoryKind { kFixed, kChees };
 /// /sampler/algorithm: the transition kernel (sampler/kernels.hpp).
-enum class Algorithm { kHmc, kNuts };
+enum class Algorithm { kHmc, kNuts, kMams };
+/// /sampler/integrator: the integrator of the isokinetic dynamics of `mams`.
+enum class Integrator { kLeapfrog, kMcLachlan };
 
 /// The names of a mode's values, in the order the docs list them.
 template <class E>
@@ -33,8 +38,11 @@ struct ModeNames<InitStrategy> {
 
 template <>
 struct ModeNames<MetricKind> {
-  static constexpr std::array<std::pair<const char*, MetricKind>, 3> table{
-      {{"unit", MetricKind::kUnit}, {"diag", MetricKind::kDiag}, {"dense", MetricKind::kDense}}};
+  static constexpr std::array<std::pair<const char*, MetricKind>, 5> table{{{"unit", MetricKind::kUnit},
+                                                                            {"diag", MetricKind::kDiag},
+                                                                            {"dense", MetricKind::kDense},
+                                                                            {"fisher_diag", MetricKind::kFisherDiag},
+                                                                            {"low_rank", MetricKind::kLowRank}}};
 };
 
 template <>
@@ -45,8 +53,14 @@ struct ModeNames<TrajectoryKind> {
 
 template <>
 struct ModeNames<Algorithm> {
-  static constexpr std::array<std::pair<const char*, Algorithm>, 2> table{
-      {{"hmc", Algorithm::kHmc}, {"nuts", Algorithm::kNuts}}};
+  static constexpr std::array<std::pair<const char*, Algorithm>, 3> table{
+      {{"hmc", Algorithm::kHmc}, {"nuts", Algorithm::kNuts}, {"mams", Algorithm::kMams}}};
+};
+
+template <>
+struct ModeNames<Integrator> {
+  static constexpr std::array<std::pair<const char*, Integrator>, 2> table{
+      {{"leapfrog", Integrator::kLeapfrog}, {"mclachlan", Integrator::kMcLachlan}}};
 };
 
 /// \brief The config name of a mode ("dense").

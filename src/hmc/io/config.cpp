@@ -22,6 +22,9 @@ using nlohmann::json;
 
 namespace {
 
+/// /sampler/adapt/target_accept of /sampler/algorithm mams when the config gives none.
+constexpr double kMamsTargetAccept = 0.9;
+
 [[noreturn]] void config_error(const std::string& what) { throw ConfigError("config error: " + what); }
 
 std::string parent_of(const std::string& pointer) {
@@ -190,17 +193,22 @@ void validate_config(json& config, const Catalog& catalog, const std::string& co
         (sampler.contains("adapt") && sampler["adapt"].is_object() && sampler["adapt"].contains("trajectory"));
     config["sampler"]["algorithm"] = hmc_keys ? "hmc" : "nuts";
   }
-  // NUTS builds its own trajectory lengths: ChEES (the default trajectory of hmc) is
-  // refused when asked for, and fixed when not.
-  if (config.contains("sampler") && config["sampler"].value("algorithm", std::string()) == "nuts") {
+  // NUTS builds its own trajectory lengths, and MAMS adapts its own: ChEES (the default
+  // trajectory of hmc) is refused when asked for, and fixed when not. MAMS aims for an
+  // acceptance of 0.9 unless told otherwise (BlackJAX's adjusted MCLMC does the same).
+  const std::string algorithm =
+      config.contains("sampler") ? config["sampler"].value("algorithm", std::string()) : std::string();
+  if (algorithm == "nuts" || algorithm == "mams") {
     auto& sampler = config["sampler"];
     if (sampler.contains("adapt") && sampler["adapt"].value("trajectory", std::string()) == "chees") {
-      config_error(
-          "/sampler/adapt/trajectory: chees adapts the path length of /sampler/algorithm hmc; nuts builds "
-          "its own (leave it out, or set fixed)");
+      config_error("/sampler/adapt/trajectory: chees adapts the path length of /sampler/algorithm hmc; " + algorithm +
+                   (algorithm == "nuts" ? " builds its own" : " adapts its own") + " (leave it out, or set fixed)");
     }
     if (!sampler.contains("adapt")) sampler["adapt"] = json::object();
     if (!sampler["adapt"].contains("trajectory")) sampler["adapt"]["trajectory"] = "fixed";
+    if (algorithm == "mams" && sampler["adapt"].is_object() && !sampler["adapt"].contains("target_accept")) {
+      sampler["adapt"]["target_accept"] = kMamsTargetAccept;
+    }
   }
 
   // Defaults, parents first (the schema lists sections before their keys).

@@ -397,7 +397,7 @@ json summary_json(const std::vector<diagnostics::ParameterSummary>& params, cons
 
 json adaptation_json(const hmc::Adapted& a) {
   json metric = a.inv_metric;
-  if (a.metric == MetricKind::kDense) {
+  if (matrix_metric(a.metric)) {
     const auto d = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(a.inv_metric.size()))));
     metric = json::array();
     for (std::size_t i = 0; i < d; ++i)

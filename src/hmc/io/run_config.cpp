@@ -37,11 +37,13 @@ RunConfig run_config(const json& config) {
   s.adapt.enabled = v.boolean("/sampler/adapt/enabled");
   s.adapt.target_accept = v.number("/sampler/adapt/target_accept");
   s.adapt.metric = parse_mode<MetricKind>(v.string("/sampler/adapt/metric"));
+  s.adapt.rank = static_cast<int>(v.integer("/sampler/adapt/rank"));
   s.adapt.trajectory = parse_mode<TrajectoryKind>(v.string("/sampler/adapt/trajectory"));
   s.adapt.max_leapfrog = static_cast<int>(v.integer("/sampler/adapt/max_leapfrog"));
   s.adapt.restarts = v.boolean("/sampler/adapt/restarts");
   s.algorithm = parse_mode<Algorithm>(v.string("/sampler/algorithm"));
   s.max_tree_depth = static_cast<int>(v.integer("/sampler/max_tree_depth"));
+  s.integrator = parse_mode<Integrator>(v.string("/sampler/integrator"));
   s.adapt.init_buffer = static_cast<int>(v.integer("/sampler/adapt/init_buffer"));
   s.adapt.term_buffer = static_cast<int>(v.integer("/sampler/adapt/term_buffer"));
   s.adapt.base_window = static_cast<int>(v.integer("/sampler/adapt/base_window"));

@@ -49,12 +49,22 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
                "criterion), which builds each trajectory until it turns; `/sampler/adapt/trajectory` `chees` is a "
                "config error with it. `hmc`: static HMC, its path length fixed or adapted by ChEES "
                "(`/sampler/adapt/trajectory`); a config that sets `/sampler/adapt/trajectory` or "
-               "`/sampler/leapfrog_steps` and no algorithm is `hmc` (see [sampler.md](sampler.md#which-algorithm))"));
+               "`/sampler/leapfrog_steps` and no algorithm is `hmc`. `mams`: adjusted microcanonical HMC (Robnik et "
+               "al. 2025; BlackJAX's `adjusted_mclmc`): unit-speed trajectories of jittered length around an adapted "
+               "decoherence length, a Metropolis test; it aims for an acceptance of 0.9 unless "
+               "`/sampler/adapt/target_accept` is given (see [sampler.md](sampler.md#which-algorithm))"));
   add(keys::integer("/sampler/max_tree_depth")
           .in_range(1, 20)
           .default_(10)
           .doc("`nuts`: most doublings of a trajectory (at most 2^depth - 1 leapfrog steps); its scratch grows "
-               "with it (2 · depth + 10 numbers per coordinate and particle). Not used with `hmc`"));
+               "with it (2 · depth + 10 numbers per coordinate and particle). Not used with `hmc` or `mams`"));
+  add(keys::string("/sampler/integrator")
+          .one_of(mode_names<Integrator>())
+          .default_("leapfrog")
+          .doc("`mams`: the integrator of its isokinetic dynamics. `leapfrog` (velocity Verlet, one gradient a step; "
+               "the better ESS per gradient on the workloads of docs/performance.md) or `mclachlan` (McLachlan's "
+               "two-stage integrator, two gradients a step, BlackJAX's default: smaller energy errors, which pays in "
+               "high dimension). Not used with `hmc` or `nuts` (leapfrog)"));
   add(keys::number("/sampler/step_size")
           .positive()
           .default_(0.1)
@@ -96,16 +106,28 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .positive()
           .at_most(1.0)
           .default_(0.8)
-          .doc("the ensemble-mean Metropolis acceptance probability that dual averaging aims for (Stan's "
-               "`adapt_delta`). Higher values give a smaller step size and fewer divergences"));
+          .doc(
+              "the ensemble-mean Metropolis acceptance probability that dual averaging aims for (Stan's "
+              "`adapt_delta`). Higher values give a smaller step size and fewer divergences. With `/sampler/algorithm` "
+              "`mams` the default is 0.9"));
   add(keys::string("/sampler/adapt/metric")
           .one_of(mode_names<MetricKind>())
           .default_("diag")
-          .doc("the metric Σ (inverse mass matrix). `unit`: the identity, not adapted. `diag`: the variances of the "
-               "draws of all particles in a window. `dense`: the covariance of the particles' positions at the end of "
-               "a window; only for models with at most 100 unconstrained coordinates (a config error otherwise), and "
-               "it needs particles well above that number. With warmup < 20 there is no window and the metric stays "
-               "the identity"));
+          .doc(
+              "the metric Σ (inverse mass matrix). `unit`: the identity, not adapted. `diag`: the variances of the "
+              "draws of all particles in a window. `dense`: the covariance of the particles' positions at the end of "
+              "a window; only for models with at most 100 unconstrained coordinates (a config error otherwise), and "
+              "it needs particles well above that number. `fisher_diag`: sqrt(Var q / Var ∇ log p) per coordinate from "
+              "the "
+              "draws and gradients of a window (as nutpie). `low_rank`: that diagonal plus the directions in which the "
+              "particles' positions and gradients at a window's end say it is wrong (`/sampler/adapt/rank` of them), "
+              "applied as a d×d matrix, so up to 100 coordinates as `dense`. With warmup < 20 there is no window and "
+              "the metric stays the identity"));
+  add(keys::integer("/sampler/adapt/rank")
+          .in_range(0, 100)
+          .default_(0)
+          .doc("`low_rank`: most directions kept beside the diagonal. 0: every direction whose scale the estimate "
+               "puts at more than twice or less than half the diagonal's"));
   add(keys::string("/sampler/adapt/trajectory")
           .one_of(mode_names<TrajectoryKind>())
           .default_("chees")

@@ -36,6 +36,7 @@ struct AdaptSettings {
   bool enabled = true;
   double target_accept = 0.8;
   MetricKind metric = MetricKind::kDiag;
+  int rank = 0;  ///< low_rank: most directions beside the diagonal (0: as many as the estimate finds)
   TrajectoryKind trajectory = TrajectoryKind::kChees;
   double gamma = 0.05, t0 = 10.0, kappa = 0.75;              ///< dual averaging (Stan's defaults)
   int init_buffer = 75, term_buffer = 50, base_window = 25;  ///< metric windows (Stan's defaults)

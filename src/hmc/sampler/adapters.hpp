@@ -9,6 +9,7 @@
 #include "hmc/core/types.hpp"
 #include "hmc/sampler/adaptation.hpp"
 #include "hmc/sampler/metric.hpp"
+#include "hmc/sampler/metric_estimate.hpp"
 #include "hmc/sampler/settings.hpp"
 
 #include <algorithm>
@@ -48,9 +49,12 @@ class StepSizeAdapter {
   double step_size_;
 };
 
-/// \brief The metric Σ: unit until the first of Stan's windows ends, then the
-/// regularised variances (diag: of the window's draws of the healthy particles) or the
-/// covariance of the healthy particles at the window's end (dense).
+/// \brief The metric Σ: unit until the first of Stan's windows ends, then, from the healthy
+/// particles, the regularised variances of the window's draws (diag), sqrt(Var q / Var ∇ log p)
+/// of the window's draws and gradients (fisher_diag, as nutpie), the covariance at the window's
+/// end (dense), or the Fisher diagonal with the leading directions of the positions' and
+/// gradients' covariances at the window's end (low_rank, metric_estimate.hpp), applied as one
+/// d×d matrix.
 class MetricAdapter {
   using Policy = Kokkos::RangePolicy<ExecSpace>;
 
@@ -62,28 +66,43 @@ class MetricAdapter {
         kind_(s.adapt.metric),
         windows_(s.warmup, s.adapt),
         active_(s.adapt.enabled && s.warmup > 0 && kind_ != MetricKind::kUnit && windows_.first() > 0),
-        dense_(kind_ == MetricKind::kDense),
-        window_sums_("hmc::window_sums", active_ && !dense_ ? n : 0, 2 * dim + 1),
+        rank_(s.adapt.rank),
+        dense_(matrix_metric(kind_)),
+        fisher_(kind_ == MetricKind::kFisherDiag),
+        window_cols_((fisher_ ? 4 : 2) * dim + 1),
+        window_sums_("hmc::window_sums", active_ && !dense_ ? n : 0, window_cols_),
         metric_(unit_metric(dim)),
         inv_metric_(dim, 1.0) {}
 
   const Metric& metric() const { return metric_; }
-  /// Whether warmup estimates a metric (diag or dense, with a window to estimate it in).
+  /// Whether warmup estimates a metric (any but unit, with a window to estimate it in).
   bool adapts() const { return active_; }
   MetricKind kind() const { return current_; }
   const std::vector<double>& inv_metric() const { return inv_metric_; }
 
-  /// After warmup iteration `it` (positions q): adds the draws to the window (diag).
-  void accumulate(int it, const StateView& q) {
-    if (active_ && !dense_ && windows_.in_window(it)) add(q);
+  /// After warmup iteration `it` (positions q, gradients grad): adds the draws to the window
+  /// (diag, fisher_diag).
+  void accumulate(int it, const StateView& q, const StateView& grad) {
+    if (active_ && !dense_ && windows_.in_window(it)) add(q, grad);
   }
   /// Whether a metric window ends at warmup iteration `it`.
   bool window_end(int it) const { return active_ && windows_.window_end(it); }
   /// At a window's end: the estimate from the particles of weight 1 (`weights`), and a
   /// new window. The previous metric stays where too few particles give no positive
   /// definite estimate.
-  void estimate(const StateView& q, const ParticleView& weights, ReproducibleSums& sums) {
-    const auto estimate = dense_ ? covariance(q, weights, sums) : window_variances(weights, sums);
+  void estimate(const StateView& q, const StateView& grad, const ParticleView& weights, ReproducibleSums& sums) {
+    std::vector<double> estimate;
+    if (kind_ == MetricKind::kLowRank) {
+      double n = 0.0;
+      const auto cov_q = covariance(q, weights, sums, false, n);
+      const auto cov_g = covariance(grad, weights, sums, false, n);
+      estimate = low_rank_metric(cov_q, cov_g, dim_, n, rank_).dense();
+    } else if (dense_) {
+      double n = 0.0;
+      estimate = covariance(q, weights, sums, true, n);
+    } else {
+      estimate = window_variances(weights, sums);
+    }
     try {
       metric_ = dense_ ? dense_metric(estimate, dim_) : diagonal_metric(estimate);
       inv_metric_ = estimate;
@@ -94,9 +113,9 @@ class MetricAdapter {
     if (!dense_) Kokkos::deep_copy(window_sums_, 0.0);
   }
 
-  /// Per-particle state (diag: the window sums of q_j and q_j² and the iterations
-  /// summed), part of the checkpoint rows.
-  int row_columns() const { return active_ && !dense_ ? 2 * dim_ + 1 : 0; }
+  /// Per-particle state (diag: the window sums of q_j and q_j², fisher_diag also of ∇_j and
+  /// ∇_j², and the iterations summed), part of the checkpoint rows.
+  int row_columns() const { return active_ && !dense_ ? window_cols_ : 0; }
   const StateView& rows() const { return window_sums_; }
 
   void save(SavedState& out) const {
@@ -106,9 +125,9 @@ class MetricAdapter {
   void load(const SavedState& in) {
     current_ = static_cast<MetricKind>(static_cast<int>(in.scalar("metric_kind")));
     inv_metric_ = in.get("inv_metric");
-    if (current_ == MetricKind::kDense) {
+    if (matrix_metric(current_)) {
       metric_ = dense_metric(inv_metric_, dim_);
-    } else if (current_ == MetricKind::kDiag) {
+    } else if (current_ != MetricKind::kUnit) {
       metric_ = diagonal_metric(inv_metric_);
     } else {
       metric_ = unit_metric(dim_);
@@ -117,17 +136,22 @@ class MetricAdapter {
 
   // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
   // in public member functions; they are not part of the interface.
-  /// Adds q_j and q_j² of every particle to its window sums.
-  void add(const StateView& q) const {
+  /// Adds q_j and q_j² (fisher_diag: then ∇_j and ∇_j²) of every particle to its window sums.
+  void add(const StateView& q, const StateView& grad) const {
     const auto sums = window_sums_;
-    const int d = dim_;
+    const int d = dim_, last = window_cols_ - 1;
+    const bool fisher = fisher_;
     Kokkos::parallel_for(
         "hmc::window_accumulate", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           for (int j = 0; j < d; ++j) {
             sums(i, j) += q(i, j);
             sums(i, d + j) += q(i, j) * q(i, j);
+            if (fisher) {
+              sums(i, 2 * d + j) += grad(i, j);
+              sums(i, 3 * d + j) += grad(i, j) * grad(i, j);
+            }
           }
-          sums(i, 2 * d) += 1.0;
+          sums(i, last) += 1.0;
         });
   }
 
@@ -136,7 +160,7 @@ class MetricAdapter {
   void forget(const ParticleView& restarted) const {
     if (!active_ || dense_) return;
     const auto sums = window_sums_;
-    const int cols = 2 * dim_ + 1;
+    const int cols = window_cols_;
     Kokkos::parallel_for(
         "hmc::window_forget", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           if (restarted(i) != 0.0)
@@ -144,9 +168,10 @@ class MetricAdapter {
         });
   }
 
-  /// Regularised variances of the window's draws of the particles of weight 1.
+  /// Regularised variances of the window's draws of the particles of weight 1 (fisher_diag:
+  /// sqrt(Var q / Var ∇), regularised alike).
   std::vector<double> window_variances(const ParticleView& weights, ReproducibleSums& sums) const {
-    const int cols = 2 * dim_ + 1;
+    const int cols = window_cols_;
     StateView weighted("hmc::window_weighted", n_, cols);
     const auto ws = window_sums_;
     Kokkos::parallel_for(
@@ -154,18 +179,27 @@ class MetricAdapter {
           for (int c = 0; c < cols; ++c) weighted(i, c) = weights(i) * ws(i, c);
         });
     const auto total = sums(weighted, n_, particles_);
-    const double n = total[2 * dim_];
-    std::vector<double> var(dim_);
-    for (int j = 0; j < dim_; ++j) {
-      const double mean = n > 0 ? total[j] / n : 0.0;
-      const double v = n > 1 ? (total[dim_ + j] - n * mean * mean) / (n - 1) : 1.0;
-      var[j] = regularise(v > 0 ? v : 0.0, n, true);
-    }
+    const double n = total[static_cast<std::size_t>(cols - 1)];
+    // Variances of the sums' column pairs (sum, sum of squares) starting at `first`.
+    const auto variances = [&](int first) {
+      std::vector<double> var(dim_);
+      for (int j = 0; j < dim_; ++j) {
+        const double mean = n > 0 ? total[first + j] / n : 0.0;
+        const double v = n > 1 ? (total[first + dim_ + j] - n * mean * mean) / (n - 1) : 1.0;
+        var[j] = v > 0 ? v : 0.0;
+      }
+      return var;
+    };
+    std::vector<double> var = variances(0);
+    if (fisher_) var = fisher_diagonal(var, variances(2 * dim_));
+    for (double& v : var) v = regularise(v, n, true);
     return var;
   }
 
-  /// Regularised covariance of the current positions of the particles of weight 1 (dense metric).
-  std::vector<double> covariance(const StateView& q, const ParticleView& weights, ReproducibleSums& sums) const {
+  /// Covariance of the current rows of q (positions or gradients) of the particles of weight 1,
+  /// regularised as Stan's (dense metric) or not (low_rank); `count` receives their number.
+  std::vector<double> covariance(const StateView& q, const ParticleView& weights, ReproducibleSums& sums,
+                                 bool regularised, double& count) const {
     const int d = dim_;
     const int cols = d + d * (d + 1) / 2 + 1;
     StateView products("hmc::covariance_terms", n_, cols);
@@ -186,8 +220,9 @@ class MetricAdapter {
     for (int a = 0; a < d; ++a)
       for (int b = 0; b <= a; ++b) {
         const double v = n > 1 ? (total[c++] - n * (total[a] / n) * (total[b] / n)) / (n - 1) : (a == b ? 1.0 : 0.0);
-        cov[a * d + b] = cov[b * d + a] = regularise(v, n, a == b);
+        cov[a * d + b] = cov[b * d + a] = regularised ? regularise(v, n, a == b) : v;
       }
+    count = n;
     return cov;
   }
 
@@ -197,8 +232,12 @@ class MetricAdapter {
   MetricKind kind_;                         ///< the one to adapt
   MetricKind current_ = MetricKind::kUnit;  ///< the one in use
   WindowSchedule windows_;
-  bool active_, dense_;
-  StateView window_sums_;  ///< per particle: sums of q_j and q_j² over the current window, and its iterations (diag)
+  bool active_;
+  int rank_;               ///< low_rank: most directions (0: as many as pass the cutoff)
+  bool dense_;             ///< estimated at a window's end as a d×d matrix (dense, low_rank)
+  bool fisher_;            ///< fisher_diag: the window sums include the gradients'
+  int window_cols_;        ///< columns of window_sums_
+  StateView window_sums_;  ///< per particle: the window's sums (add()) and its iterations (diag, fisher_diag)
   Metric metric_;
   std::vector<double> inv_metric_;
 };

@@ -50,16 +50,8 @@ struct HmcKernel {
   static constexpr int kLaneTask = 4 * kLanes;
   /// Particles per task for n particles: kLaneTask, or fewer (a multiple of kLanes) where
   /// there would be fewer tasks than threads. The draws do not depend on it.
-  static int lane_task_size(int n) {
-    const int threads = ExecSpace().concurrency();
-    const int blocks = (n + kLanes - 1) / kLanes;
-    const int per_thread = threads > 0 ? (blocks + threads - 1) / threads : blocks;
-    return kLanes * (per_thread < 1 ? 1 : (per_thread > kLaneTask / kLanes ? kLaneTask / kLanes : per_thread));
-  }
-  static int lane_tasks(int n) {
-    const int size = lane_task_size(n);
-    return (n + size - 1) / size;
-  }
+  static int lane_task_size(int n) { return sampler::lane_task_size(n, kLaneTask); }
+  static int lane_tasks(int n) { return sampler::lane_tasks(n, kLaneTask); }
 
   HmcKernel(const Model& m, const Settings& s, const StateView& rows) : model(m), opts(s), scratch(rows) {}
 
@@ -235,54 +227,19 @@ struct HmcKernel {
   }
 
   /// \brief The transitions of the particles of task `task` (lane_task_size() each) in
-  /// the lanes (lanes.hpp); host only. The task's particles are sorted by their step
-  /// count and run kLanes at a time in that order, so that the lanes of a block take
-  /// about as many steps (with ChEES's jitter, blocks of consecutive particles left about
-  /// 45% of the lane-steps idle). A particle computes the same values in any lane and
-  /// whichever particles share its block, so the order changes no draw.
+  /// the lanes (lanes.hpp), sorted by their step counts (sorted_lane_blocks); host only.
   void lanes(const int task) const {
     if constexpr (lanes_available<Model>()) {
       const int n = static_cast<int>(step.state.lp.extent(0));
       const int size = lane_task_size(n);
       const int first = task * size;
       const int count = (n - first < size ? n - first : size);
-      int steps[kLaneTask], order[kLaneTask];
-      double accept_u[kLaneTask];
-      for (int b = 0; b < count; b += kLanes) {
-        // The jitter and Metropolis uniforms of kLanes particles at once (Philox in vector
-        // code); past the end, the task's first particle's.
-        rng::ParticleStream streams[kLanes];
-        for (int l = 0; l < kLanes; ++l) streams[l] = step.stream(first + (b + l < count ? b + l : 0));
-        Pack u_jitter, u_accept, unused;
-        lane_uniform2(streams, step.iteration, kUseAccept, u_accept, unused);
-        if (opts.jitter) lane_uniform2(streams, step.iteration, kUseJitter, u_jitter, unused);
-        for (int l = 0; l < kLanes && b + l < count; ++l) {
-          steps[b + l] = opts.jitter ? jittered_steps(u_jitter[l]) : opts.leapfrog_steps;
-          accept_u[b + l] = u_accept[l];
-        }
-      }
-      // Insertion sort of the task's particles by step count (ties by index).
-      for (int k = 0; k < count; ++k) {
-        int m = k;
-        while (m > 0 && steps[order[m - 1]] > steps[k]) {
-          order[m] = order[m - 1];
-          --m;
-        }
-        order[m] = k;
-      }
-      for (int b = 0; b < count; b += kLanes) {
-        int particle[kLanes], block_steps[kLanes];
-        Pack u_accept;
-        const int m = count - b < kLanes ? count - b : kLanes;
-        // Lane l is the task's particle order[b + l]; past the end, a copy of the block's first.
-        for (int l = 0; l < kLanes; ++l) {
-          const int k = order[b + (l < m ? l : 0)];
-          particle[l] = first + k;
-          block_steps[l] = steps[k];
-          u_accept[l] = accept_u[k];
-        }
-        block(particle, block_steps, u_accept, m);
-      }
+      sorted_lane_blocks<kLaneTask>(
+          first, count, step.iteration, kUseJitter, kUseAccept, opts.jitter, [this](int i) { return step.stream(i); },
+          [this](double u) { return opts.jitter ? jittered_steps(u) : opts.leapfrog_steps; },
+          [this](const int* particle, const int* steps, const Pack& u_accept, int m) {
+            block(particle, steps, u_accept, m);
+          });
     }
   }
 

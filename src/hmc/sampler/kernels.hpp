@@ -7,6 +7,7 @@
 #include "hmc/core/modes.hpp"
 #include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/kernel.hpp"
+#include "hmc/sampler/mams_kernel.hpp"
 #include "hmc/sampler/nuts_kernel.hpp"
 #include "hmc/sampler/settings.hpp"
 
@@ -27,6 +28,8 @@ decltype(auto) visit_kernel(Algorithm algorithm, F&& f) {
   switch (algorithm) {
     case Algorithm::kNuts:
       return f(KernelTag<NutsKernel>{});
+    case Algorithm::kMams:
+      return f(KernelTag<MamsKernel>{});
     case Algorithm::kHmc:
     default:
       return f(KernelTag<HmcKernel>{});

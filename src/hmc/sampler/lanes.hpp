@@ -171,6 +171,71 @@ inline void lane_momenta(const rng::ParticleStream* streams, std::uint32_t itera
   }
 }
 
+/// \brief Particles per lane task for n particles: max_task (a multiple of kLanes), or fewer (a
+/// multiple of kLanes) where there would be fewer tasks than threads. The draws do not depend on it.
+inline int lane_task_size(int n, int max_task) {
+  const int threads = ExecSpace().concurrency();
+  const int blocks = (n + kLanes - 1) / kLanes;
+  const int per_thread = threads > 0 ? (blocks + threads - 1) / threads : blocks;
+  return kLanes * (per_thread < 1 ? 1 : (per_thread > max_task / kLanes ? max_task / kLanes : per_thread));
+}
+/// The lane tasks of n particles, lane_task_size(n, max_task) each.
+inline int lane_tasks(int n, int max_task) {
+  const int size = lane_task_size(n, max_task);
+  return (n + size - 1) / size;
+}
+
+/// \brief The particles [first, first + count) of one lane task (count <= kMaxTask) in blocks of
+/// kLanes, sorted by their step counts (ties by index), so that the lanes of a block take about as
+/// many steps (with jittered lengths, blocks of consecutive particles left about 45% of the
+/// lane-steps idle). `stream(i)` is local particle i's random stream; with `jitter`, particle i
+/// takes steps_of(u) steps for its uniform u of use kUseJitter (else steps_of(0)); its Metropolis
+/// uniform is that of use kUseAccept. block(particle, steps, u_accept, m) runs one block: lane l
+/// is particle[l], the first m lanes count, the others repeat the block's first particle. A
+/// particle computes the same values in any lane and block, so the order changes no draw.
+template <int kMaxTask, class Stream, class StepsOf, class Block>
+void sorted_lane_blocks(int first, int count, std::uint32_t iteration, std::uint32_t use_jitter,
+                        std::uint32_t use_accept, bool jitter, const Stream& stream, const StepsOf& steps_of,
+                        const Block& block) {
+  int steps[kMaxTask], order[kMaxTask];
+  double accept_u[kMaxTask];
+  for (int b = 0; b < count; b += kLanes) {
+    // The jitter and Metropolis uniforms of kLanes particles at once (Philox in vector
+    // code); past the end, the task's first particle's.
+    rng::ParticleStream streams[kLanes];
+    for (int l = 0; l < kLanes; ++l) streams[l] = stream(first + (b + l < count ? b + l : 0));
+    Pack u_jitter, u_accept, unused;
+    lane_uniform2(streams, iteration, use_accept, u_accept, unused);
+    if (jitter) lane_uniform2(streams, iteration, use_jitter, u_jitter, unused);
+    for (int l = 0; l < kLanes && b + l < count; ++l) {
+      steps[b + l] = steps_of(jitter ? u_jitter[l] : 0.0);
+      accept_u[b + l] = u_accept[l];
+    }
+  }
+  // Insertion sort of the task's particles by step count (ties by index).
+  for (int k = 0; k < count; ++k) {
+    int m = k;
+    while (m > 0 && steps[order[m - 1]] > steps[k]) {
+      order[m] = order[m - 1];
+      --m;
+    }
+    order[m] = k;
+  }
+  for (int b = 0; b < count; b += kLanes) {
+    int particle[kLanes], block_steps[kLanes];
+    Pack u_accept;
+    const int m = count - b < kLanes ? count - b : kLanes;
+    // Lane l is the task's particle order[b + l]; past the end, a copy of the block's first.
+    for (int l = 0; l < kLanes; ++l) {
+      const int k = order[b + (l < m ? l : 0)];
+      particle[l] = first + k;
+      block_steps[l] = steps[k];
+      u_accept[l] = accept_u[k];
+    }
+    block(particle, block_steps, u_accept, m);
+  }
+}
+
 /// \brief log p and its gradient for a block of lanes, in whichever form the model has
 /// (leapfrog_step's gradient on PackRows).
 template <class Model>

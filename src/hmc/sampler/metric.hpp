@@ -70,6 +70,54 @@ struct Metric {
     }
   }
 
+  /// out = Lᵀ g with Σ = L Lᵀ (diag: L = diag(sqrt(Σ_jj))): the gradient g of log p in the whitened
+  /// coordinates y = L⁻¹ q, where Σ is the identity (MAMS's velocity update). V: Row or PackRow.
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void whiten_gradient(const V& g, const V& out) const {
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) out(j) = math::sqrt(diag(j)) * g(j);
+    } else {
+      for (int i = 0; i < dim; ++i) {
+        auto s = chol(i, i) * g(i);
+        for (int k = i + 1; k < dim; ++k) s += chol(k, i) * g(k);
+        out(i) = s;
+      }
+    }
+  }
+
+  /// q += eps L u: a move along the whitened velocity u (MAMS's position update). V: Row with eps a
+  /// double, or PackRow with eps a double or a Pack (0 in a lane that does not move: its q stays exactly).
+  template <class V, class T>
+  KOKKOS_INLINE_FUNCTION void move(const V& q, const V& u, const T& eps) const {
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) q(j) += eps * (math::sqrt(diag(j)) * u(j));
+    } else {
+      for (int i = 0; i < dim; ++i) {
+        auto s = chol(i, 0) * u(0);
+        for (int k = 1; k <= i; ++k) s += chol(i, k) * u(k);
+        q(i) += eps * s;
+      }
+    }
+  }
+
+  /// |L⁻¹ x|² = xᵀ Σ⁻¹ x (diag: Σ x_j² / Σ_jj). A dense metric overwrites x with L⁻¹ x (forward
+  /// substitution in place: entry r of the solution replaces x(r) once x(r) has been read).
+  template <class V>
+  KOKKOS_INLINE_FUNCTION double whitened_norm2(const V& x) const {
+    double s = 0.0;
+    if (!dense) {
+      for (int j = 0; j < dim; ++j) s += x(j) * x(j) / diag(j);
+    } else {
+      for (int r = 0; r < dim; ++r) {
+        double t = x(r);
+        for (int k = 0; k < r; ++k) t -= chol(r, k) * x(k);
+        x(r) = t / chol(r, r);
+        s += x(r) * x(r);
+      }
+    }
+    return s;
+  }
+
   /// (Σ p)_j, the velocity of coordinate j (a Pack for a PackRow).
   template <class R = Row>
   KOKKOS_INLINE_FUNCTION auto velocity(const R& p, int j) const {

@@ -9,13 +9,13 @@
 ///
 ///   use                        kernel   what
 ///   0 .. ceil(d/2) - 1         all      the iteration's normals, a pair of coordinates per use
-///                                       (hmc, nuts: momenta; the toy RWM of tests/unit/test_kernel.cpp:
-///                                       its proposal)
+///                                       (hmc, nuts: momenta; mams: its velocity; the toy RWM of
+///                                       tests/unit/test_kernel.cpp: its proposal)
 ///   kUseLeaf + m               nuts     multinomial choices at the tree's steps 2m (u0) and 2m + 1 (u1)
 ///   kUseDoubling + depth       nuts     direction of doubling `depth` (u0) and its biased choice (u1)
-///   kUseJitter                 hmc      ChEES: the jittered number of steps
+///   kUseJitter                 hmc      ChEES: the jittered number of steps (mams: its jittered steps)
 ///   kUseRestart + a·ceil(d/2) + j/2   warmup   a restarted particle's normals, attempt a (health.hpp)
-///   kUseAccept                 hmc      the Metropolis test (also the toy RWM's)
+///   kUseAccept                 hmc      the Metropolis test (also mams's and the toy RWM's)
 ///
 /// Iteration 0 is the initialisation (InitParticles): uniforms of use
 /// attempt * ceil(d/2) + j / 2, or the prior's draws from use attempt << 20.

@@ -28,8 +28,9 @@ struct Settings {
   bool save_warmup = false;  ///< record warmup draws too (every thin-th warmup iteration)
   int block_draws = 0;       ///< draws per particle held on the device before they are handed over; 0: all
   AdaptSettings adapt;
-  Algorithm algorithm = Algorithm::kHmc;  ///< the transition kernel
-  int max_tree_depth = 10;                ///< NUTS: most doublings of a trajectory
+  Algorithm algorithm = Algorithm::kHmc;          ///< the transition kernel
+  int max_tree_depth = 10;                        ///< NUTS: most doublings of a trajectory
+  Integrator integrator = Integrator::kLeapfrog;  ///< MAMS: of its isokinetic dynamics
 
   /// Draws recorded per particle: ceil(draws / thin).
   int kept() const { return (draws + thin - 1) / thin; }

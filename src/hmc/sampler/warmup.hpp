@@ -140,13 +140,13 @@ class Warmup {
                             std::to_string(eps) + (own_failed.empty() ? std::string() : ", " + own_failed) +
                             " (is /sampler/step_size far too large, or the log density not finite?)");
     }
-    metric_.accumulate(it, state.q);
+    metric_.accumulate(it, state.q, state.grad);
     const bool check = health_.check_due(it);
     CheckCounts counts;
     if (check) counts = health_.flag(state, sums_);
     if (metric_.window_end(it)) {
       const bool first = metric_.kind() == MetricKind::kUnit;
-      metric_.estimate(state.q, health_.trusted(), sums_);
+      metric_.estimate(state.q, state.grad, health_.trusted(), sums_);
       step_size_.restart();
       own_.metric_changed(first && metric_.kind() != MetricKind::kUnit);
     }

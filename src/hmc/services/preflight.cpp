@@ -59,10 +59,10 @@ void check_against_model(const io::RunConfig& run, const ModelShape& shape, bool
     throw ConfigError("config error: /diagnostics/superchains must be at least 2 and divide /sampler/particles (" +
                       std::to_string(s.particles) + "), got " + std::to_string(superchains));
   }
-  if (s.adapt.metric == MetricKind::kDense && dim > sampler::kMaxDenseDim) {
-    throw ConfigError("config error: /sampler/adapt/metric \"dense\" supports up to " +
-                      std::to_string(sampler::kMaxDenseDim) + " coordinates; the model has " + std::to_string(dim) +
-                      " (use \"diag\")");
+  if (matrix_metric(s.adapt.metric) && dim > sampler::kMaxDenseDim) {
+    throw ConfigError(std::string("config error: /sampler/adapt/metric \"") + mode_name(s.adapt.metric) +
+                      "\" supports up to " + std::to_string(sampler::kMaxDenseDim) + " coordinates; the model has " +
+                      std::to_string(dim) + " (use \"diag\" or \"fisher_diag\")");
   }
 }
 

@@ -36,14 +36,15 @@ MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape
   const std::int64_t dim = shape.dim,
                      columns = add_sat(shape.num_params, static_cast<std::int64_t>(kernel.stats.size()));
   const std::int64_t capacity = run.block_draws(columns);
-  const bool dense = run.sampler.adapt.metric == MetricKind::kDense;
+  const bool dense = matrix_metric(run.sampler.adapt.metric);
 
   // Doubles per local particle on the device: q, grad; the kernel's scratch (hmc: the
   // trajectory's start and momentum; nuts: edges, sums and U-turn checkpoints); the
   // model's scratch; the metric window sums (or the dense covariance terms); scalars;
   // the recorded block (parameters and statistics).
   std::int64_t per = add_sat(add_sat(mul_sat(2, dim), kernel.scratch_size), shape.scratch);
-  per = add_sat(per, dense ? mul_sat(dim, dim + 3) / 2 : mul_sat(2, dim));
+  const bool fisher = run.sampler.adapt.metric == MetricKind::kFisherDiag;
+  per = add_sat(per, dense ? mul_sat(dim, dim + 3) / 2 : mul_sat(fisher ? 4 : 2, dim));
   per = add_sat(per, 12);
   per = add_sat(per, mul_sat(capacity, columns));
   MemoryEstimate e;

@@ -24,6 +24,7 @@
 #include "hmc/distributions/ode.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/model/dual.hpp"
+#include "hmc/sampler/isokinetic.hpp"
 #include "hmc/sampler/leapfrog.hpp"
 #include "hmc/sampler/metric.hpp"
 #include "hmm.hpp"
@@ -61,6 +62,17 @@ __global__ void leapfrog_members(Model model, Row q, Row p, Row grad, Row scratc
   out[2] = metric.kinetic(p) + metric.velocity(p, 0);
 }
 
+/// MAMS's isokinetic McLachlan step with the sampler's metric (sampler/isokinetic.hpp), and the
+/// metric's whitening that its warmup statistic uses.
+template <class Model>
+__global__ void mams_members(Model model, Row q, Row u, Row grad, Row w, Row scratch, hmc::sampler::Metric metric,
+                             int dim, double eps, double* out) {
+  const hmc::sampler::RowGradient<Model> gradient{model, scratch};
+  double dk = 0.0;
+  out[0] = hmc::sampler::mclachlan_step(q, u, grad, w, metric, dim, eps, 1.0, dk, gradient);
+  out[1] = dk + hmc::sampler::jitter_scale(eps * 10.0) + metric.whitened_norm2(w);
+}
+
 /// The gradient on a team: the HMM's team gradient, the single-thread fallback elsewhere.
 template <class Model>
 __global__ void team_members(Model model, Row q, Row grad, Row scratch, double* lp) {
@@ -72,7 +84,9 @@ __global__ void team_members(Model model, Row q, Row grad, Row scratch, double* 
   template __global__ void model_members<MODEL>(MODEL, Row, Row, Row, Row, double*);                                 \
   template __global__ void leapfrog_members<MODEL>(MODEL, Row, Row, Row, Row, hmc::sampler::Metric, hmc::VectorView, \
                                                    int, double, int, double*);                                       \
-  template __global__ void team_members<MODEL>(MODEL, Row, Row, Row, double*);
+  template __global__ void team_members<MODEL>(MODEL, Row, Row, Row, double*);                                       \
+  template __global__ void mams_members<MODEL>(MODEL, Row, Row, Row, Row, Row, hmc::sampler::Metric, int, double,    \
+                                               double*);
 
 HMC_NVCC_MODEL_KERNELS(hmc::models::CoinToss)
 HMC_NVCC_MODEL_KERNELS(hmc::models::EightSchools)
