@@ -65,36 +65,8 @@ def load(path):
         return json.load(f)
 
 
-# The standard workloads (scripts/numpyro_bench.py's models).
-def coin_toss(c1, c2):
-    p1 = numpyro.sample("p1", dist.Uniform(0.0, 1.0))
-    p2 = numpyro.sample("p2", dist.Uniform(0.0, 1.0))
-    numpyro.sample("obs1", dist.Bernoulli(p1), obs=c1)
-    numpyro.sample("obs2", dist.Bernoulli(p2), obs=c2)
-
-
-def harmonic(k):
-    numpyro.sample("q", dist.Normal(0.0, 1.0 / jnp.sqrt(k)))
-
-
-def linear_accel(t, z, sigma):
-    ts = t - t[0]
-    h = numpyro.sample("h", dist.Uniform(70.0, 150.0))
-    v0 = numpyro.sample("v0", dist.Uniform(20.0, 100.0))
-    g = numpyro.sample("g", dist.Normal(-6.0, 2.0))
-    numpyro.sample("z", dist.Normal(h + v0 * ts + g * ts**2, sigma), obs=z)
-
-
-def hmm(words, K, V):
-    trans = numpyro.sample("trans", dist.Dirichlet(jnp.ones((K, K))))
-    emit = numpyro.sample("emit", dist.Dirichlet(jnp.full((K, V), 0.1)))
-    lt, le = jnp.log(trans), jnp.log(emit)
-
-    def step(alpha, w):
-        return logsumexp(alpha[:, None] + lt, axis=0) + le[:, w], None
-
-    alpha, _ = jax.lax.scan(step, le[:, words[0]], words[1:])
-    numpyro.factor("forward", logsumexp(alpha))
+# The standard workloads (scripts/numpyro_models.py, shared with scripts/numpyro_bench.py).
+from numpyro_models import coin_toss, harmonic, linear_accel, hmm  # noqa: E402
 
 
 # The posteriordb examples, as their .stan programs (examples/posteriordb/NAME/NAME.stan). A Stan
