@@ -84,9 +84,7 @@ __global__ void team_members(Model model, Row q, Row grad, Row scratch, double* 
   template __global__ void model_members<MODEL>(MODEL, Row, Row, Row, Row, double*);                                 \
   template __global__ void leapfrog_members<MODEL>(MODEL, Row, Row, Row, Row, hmc::sampler::Metric, hmc::VectorView, \
                                                    int, double, int, double*);                                       \
-  template __global__ void team_members<MODEL>(MODEL, Row, Row, Row, double*);                                       \
-  template __global__ void mams_members<MODEL>(MODEL, Row, Row, Row, Row, Row, hmc::sampler::Metric, int, double,    \
-                                               double*);
+  template __global__ void team_members<MODEL>(MODEL, Row, Row, Row, double*);
 
 HMC_NVCC_MODEL_KERNELS(hmc::models::CoinToss)
 HMC_NVCC_MODEL_KERNELS(hmc::models::EightSchools)
@@ -105,6 +103,12 @@ HMC_NVCC_MODEL_KERNELS(lotka_volterra_example::LotkaVolterra)
 #if defined(HMC_NVCC_PROVOKE)
 HMC_NVCC_MODEL_KERNELS(nvcc_check::HostCallModel)
 #endif
+// MAMS's step (sampler/isokinetic.hpp) for a model with a hand gradient and one with reverse mode
+// (the model's side is the gradient, which leapfrog_members checks for every model).
+template __global__ void mams_members<hmc::models::CoinToss>(hmc::models::CoinToss, Row, Row, Row, Row, Row,
+                                                             hmc::sampler::Metric, int, double, double*);
+template __global__ void mams_members<hmc::models::EightSchools>(hmc::models::EightSchools, Row, Row, Row, Row, Row,
+                                                                 hmc::sampler::Metric, int, double, double*);
 
 /// A vector of Duals indexed as a Row is (the multivariate densities on Duals).
 struct DualVector {
