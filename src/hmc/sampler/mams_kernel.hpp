@@ -353,7 +353,9 @@ struct MamsKernel {
         const int i = particle[l];
         const Verdict v = verdict(step.state.lp(i), lp[l], dk[l], u_accept[l]);
         const Row q1 = row(step.state.q, i), start = part(i, 0);
-        for (int j = 0; j < dim; ++j) start(j) = q1(j);
+        if (opts.centre.extent(0) > 0) {  // the warmup's statistics read the start (record)
+          for (int j = 0; j < dim; ++j) start(j) = q1(j);
+        }
         if (v.accepted) {
           step.state.lp(i) = lp[l];
           const Row g1 = row(step.state.grad, i);
