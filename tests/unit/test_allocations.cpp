@@ -44,7 +44,20 @@ void* operator new(std::size_t n, std::align_val_t a) {  // over-aligned types (
   if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
   throw std::bad_alloc();
 }
+// The nothrow forms (std::stable_sort's temporary buffer asks for one) must come from the
+// same malloc, or a sanitizer build sees the library's new freed by the free below.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t align = static_cast<std::size_t>(a);
+  return std::aligned_alloc(align, (n + align - 1) / align * align);
+}
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
