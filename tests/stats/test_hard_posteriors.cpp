@@ -396,25 +396,25 @@ void check_case(const std::string& name, const Model& m, hmc::Algorithm algorith
 void heavy_tails(hmc::Algorithm algorithm) {
   check_case("heavy_tails", hard::make_heavy_tails(heavy_tails_spec()), algorithm, 256, 1000, 101);
 }
-// MAMS at its default acceptance 0.9 steps over the ridge: no divergence, no warning, and
-// log τ's variance 3 % low (5 MCSE here; still 3 % after 5,000 draws, so a bias of the finite
-// run, not noise). At 0.95 its step size is 20 % smaller and it matches (docs/sampler.md says so).
-void heavy_tails_mams(double target_accept) {
+// MAMS with one fixed step size stuck there: a particle on the ridge had every proposal
+// rejected. At the default acceptance 0.9, seeds 103 to 105 lost 90 % of their ESS per gradient
+// (0.0012 to 0.0018 against 0.014 to 0.017) and seed 101 missed log τ's variance by 5 MCSE,
+// with no divergence and no warning. The step-size jitter (mams_kernel.hpp, kStepJitter) lets
+// such a particle take smaller steps now and then: seeds 101 to 108 all match, at 0.013 to
+// 0.016. Two of them here: 101 (the variance) and 103 (the collapse).
+void heavy_tails_mams(std::uint64_t seed) {
   const auto m = hard::make_heavy_tails(heavy_tails_spec());
   const auto ref = m.reference();
-  auto s = defaults(hmc::Algorithm::kMams, 256, 500, 1000, 101);
-  s.adapt.target_accept = target_accept;
-  const auto o = run("heavy_tails", m, ref, s);
-  if (target_accept >= 0.95) {
-    expect_matches(o, ref);
-  } else {
-    EXPECT_FALSE(matches(o, ref)) << "MAMS at 0.9 now matches heavy_tails: update docs/sampler.md";
-  }
+  const auto o = run("heavy_tails", m, ref, defaults(hmc::Algorithm::kMams, 256, 500, 1000, seed));
+  expect_matches(o, ref);
+  EXPECT_GT(o.fig.min_ess_per_grad, 0.008) << "particles stuck on the ridge (seed " << seed << ")";
 }
 TEST(HardPosteriors, HeavyTailsHmc) { heavy_tails(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, HeavyTailsNuts) { heavy_tails(hmc::Algorithm::kNuts); }
-TEST(HardPosteriors, HeavyTailsMams) { heavy_tails_mams(0.95); }
-TEST(HardPosteriors, HeavyTailsMamsAtTheDefaultAcceptanceIsOff) { heavy_tails_mams(0.9); }
+TEST(HardPosteriors, HeavyTailsMams) {
+  heavy_tails_mams(101);
+  heavy_tails_mams(103);
+}
 
 // heavy_tails_flat: the same scale, but each θ only known to exceed 40 (a logistic
 // outcome, all y = 1): beyond the posterior the likelihood is flat over a wide region,
