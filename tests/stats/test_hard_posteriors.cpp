@@ -476,6 +476,7 @@ void bimodal(hmc::Algorithm algorithm) {
 }
 TEST(HardPosteriors, BimodalIsFlaggedHmc) { bimodal(hmc::Algorithm::kHmc); }
 TEST(HardPosteriors, BimodalIsFlaggedNuts) { bimodal(hmc::Algorithm::kNuts); }
+TEST(HardPosteriors, BimodalIsFlaggedMams) { bimodal(hmc::Algorithm::kMams); }
 
 /// The table's cases whose name contains $HMC_HARD_VARIANT (all when unset).
 bool selected(const std::string& label) {
