@@ -128,7 +128,7 @@ class MamsAdaptation {
 /// ridge of a non-centred scale, tests/stats heavy_tails) has every proposal rejected and stays:
 /// at 0.9 acceptance 3 of 6 seeds of heavy_tails lost 90 % of their ESS per gradient that way
 /// and one missed log τ's variance by 5 MCSE; with the jitter all 8 seeds tried passed, at
-/// 0 to 10 % fewer effective samples per gradient elsewhere (docs/sampler.md#mams).
+/// 0 to 12 % fewer effective samples per gradient elsewhere (docs/sampler.md#which-algorithm).
 inline constexpr double kStepJitter = 0.3;
 
 template <class Model>
@@ -331,7 +331,7 @@ struct MamsKernel {
         }
       }
       rng::ParticleStream streams[W];
-      double step_sizes[W];
+      double step_sizes[W];  // the jitter pair again (sorted_lane_blocks read its first uniform): one Philox a lane
       for (int l = 0; l < W; ++l) {
         streams[l] = step.stream(particle[l]);
         double uj, uv;
