@@ -143,8 +143,9 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .default_(true)
           .doc("restart, at warmup's checks (every 25 iterations and each metric window's end), the particles whose "
                "acceptance stays near 0 or that sit far outside the ensemble, from a normal fitted to the others "
-               "(docs/sampler.md, robust warmup); never after warmup. `false`: such particles are still left out of "
-               "the ensemble statistics, but stay where they are"));
+               "(at the last check kept only inside the check's fences, else a copy of one of them: docs/sampler.md, "
+               "robust warmup); never after warmup. `false`: such particles are still left out of the ensemble "
+               "statistics, but stay where they are"));
   add(keys::integer("/sampler/adapt/init_buffer")
           .in_range(0, 1e9)
           .default_(75)
