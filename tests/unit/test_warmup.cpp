@@ -157,9 +157,9 @@ struct Ridge {
   }
 };
 
-/// One check of 56 particles drawn from `m` and 8 at (30, 30), far from them; returns how many
-/// of the 8 were restarted at a copy of one of the 56 (and checks that all 8 moved inside the
-/// check's log-density fence).
+/// One check of 56 particles drawn from `m` and 8 at (30, 30), far from them, at the last check
+/// or an earlier one; returns how many of the 8 were restarted at a copy of one of the 56 (and,
+/// at the last check, checks that all 8 moved inside its log-density fence).
 int restarts_at_copies(const Ridge& m, bool at_last_check) {
   const int n = 64, healthy = 56;
   hmc::sampler::EnsembleState st(n, 2);
