@@ -265,35 +265,38 @@ class Health {
             backup(m2, d + j) = g(j);
           }
           backup(m2, 2 * d) = st.lp(i);
-          // Draws from the normal, kept where the check would not call them far; then donors.
-          for (int attempt = 0; attempt < (last ? 2 : 1) * attempts; ++attempt) {
-            if (attempt < attempts) {
-              for (int j = 0; j < d; j += 2) {
-                double z0, z1;
-                stream.normal2(
-                    iteration,
-                    kUseRestart + static_cast<std::uint32_t>(attempt) * pairs + static_cast<std::uint32_t>(j / 2), z0,
-                    z1);
-                x(j) = mean(j) + sd(j) * z0;
-                if (j + 1 < d) x(j + 1) = mean(j + 1) + sd(j + 1) * z1;
-              }
-            } else {
-              if (donors_n == 0) break;
-              double u, unused;
-              stream.uniform2(iteration, kUseRestart + static_cast<std::uint32_t>(attempt) * pairs, u, unused);
-              int from = static_cast<int>(u * donors_n);
-              from = from < donors_n ? from : donors_n - 1;
-              for (int j = 0; j < d; ++j) x(j) = donor(from, j);
+          // Draws from the normal (at the last check kept only where it would not call them far).
+          bool kept = false;
+          for (int attempt = 0; attempt < attempts && !kept; ++attempt) {
+            for (int j = 0; j < d; j += 2) {
+              double z0, z1;
+              stream.normal2(
+                  iteration,
+                  kUseRestart + static_cast<std::uint32_t>(attempt) * pairs + static_cast<std::uint32_t>(j / 2), z0,
+                  z1);
+              x(j) = mean(j) + sd(j) * z0;
+              if (j + 1 < d) x(j + 1) = mean(j + 1) + sd(j + 1) * z1;
             }
             const double lp = model::log_density_gradient(model, x, g, st.scratch(i));
-            if (math::isfinite(lp) && (!last || attempt >= attempts || !is_far(x, lp, d, lp_fence, median, spread))) {
-              st.lp(i) = lp;
-              r(i, 0) = 1.0;
-              r(i, 1) = 0.0;
-              restarted(i) = 1.0;
-              moved(i, 0) = 1.0;
-              return;
-            }
+            kept = math::isfinite(lp) && (!last || !is_far(x, lp, d, lp_fence, median, spread));
+            if (kept) st.lp(i) = lp;
+          }
+          // Else, at the last check, a copy of a donor (its log density was finite at the check).
+          if (!kept && donors_n > 0) {
+            double u, unused;
+            stream.uniform2(iteration, kUseRestart + static_cast<std::uint32_t>(attempts) * pairs, u, unused);
+            const int from = u * donors_n < donors_n ? static_cast<int>(u * donors_n) : donors_n - 1;
+            for (int j = 0; j < d; ++j) x(j) = donor(from, j);
+            const double lp = model::log_density_gradient(model, x, g, st.scratch(i));
+            kept = math::isfinite(lp);
+            if (kept) st.lp(i) = lp;
+          }
+          if (kept) {
+            r(i, 0) = 1.0;
+            r(i, 1) = 0.0;
+            restarted(i) = 1.0;
+            moved(i, 0) = 1.0;
+            return;
           }
           for (int j = 0; j < d; ++j) {
             x(j) = backup(m2, j);

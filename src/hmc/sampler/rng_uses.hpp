@@ -15,8 +15,7 @@
 ///   kUseDoubling + depth       nuts     direction of doubling `depth` (u0) and its biased choice (u1)
 ///   kUseJitter                 hmc      ChEES: the jittered number of steps (mams: its jittered steps)
 ///   kUseRestart + a·ceil(d/2) + j/2   warmup   a restarted particle's normals, attempt a < A (health.hpp)
-///   kUseRestart + a·ceil(d/2)  warmup   at the last check, its donor, attempt A <= a < 2A (u0;
-///                                       A: /sampler/init/attempts)
+///   kUseRestart + A·ceil(d/2)  warmup   at the last check, its donor (u0; A: /sampler/init/attempts)
 ///   kUseAccept                 hmc      the Metropolis test (also mams's and the toy RWM's)
 ///
 /// Iteration 0 is the initialisation (InitParticles): uniforms of use
