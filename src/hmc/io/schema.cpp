@@ -113,16 +113,14 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
   add(keys::string("/sampler/adapt/metric")
           .one_of(mode_names<MetricKind>())
           .default_("diag")
-          .doc(
-              "the metric Σ (inverse mass matrix). `unit`: the identity, not adapted. `diag`: the variances of the "
-              "draws of all particles in a window. `dense`: the covariance of the particles' positions at the end of "
-              "a window; only for models with at most 100 unconstrained coordinates (a config error otherwise), and "
-              "it needs particles well above that number. `fisher_diag`: sqrt(Var q / Var ∇ log p) per coordinate from "
-              "the "
-              "draws and gradients of a window (as nutpie). `low_rank`: that diagonal plus the directions in which the "
-              "particles' positions and gradients at a window's end say it is wrong (`/sampler/adapt/rank` of them), "
-              "applied as a d×d matrix, so up to 100 coordinates as `dense`. With warmup < 20 there is no window and "
-              "the metric stays the identity"));
+          .doc("the metric Σ (inverse mass matrix). `unit`: the identity, not adapted. `diag`: the variances of the "
+               "draws of all particles in a window. `dense`: the covariance of the particles' positions at 16 "
+               "iterations spread over a window; only for models with at most 100 unconstrained coordinates (a config "
+               "error otherwise). `fisher_diag`: sqrt(Var q / Var ∇ log p) per coordinate from the draws and gradients "
+               "of a window (as nutpie). `low_rank`: that diagonal plus the directions in which the particles' "
+               "positions and gradients at those 16 iterations say it is wrong (`/sampler/adapt/rank` of them), "
+               "applied as a d×d matrix, so up to 100 coordinates as `dense`. With warmup < 20 there is no window and "
+               "the metric stays the identity"));
   add(keys::integer("/sampler/adapt/rank")
           .in_range(0, 100)
           .default_(0)

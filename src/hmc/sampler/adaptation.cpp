@@ -68,6 +68,31 @@ bool WindowSchedule::in_window(int it) const { return first_ > 0 && it >= first_
 
 bool WindowSchedule::window_end(int it) const { return std::find(ends_.begin(), ends_.end(), it) != ends_.end(); }
 
+bool WindowSchedule::snapshot(int it, int count) const {
+  if (!in_window(it) || count < 1) return false;
+  const auto end = std::lower_bound(ends_.begin(), ends_.end(), it);  // the window holding it
+  const int start = end == ends_.begin() ? first_ : *(end - 1) + 1;
+  const int stride = std::max(1, (*end - start + 1) / count);
+  const int back = *end - it;
+  return back % stride == 0 && back / stride < count;
+}
+
+int metric_state_columns(MetricKind kind, int dim) {
+  switch (kind) {
+    case MetricKind::kUnit:
+      return 0;
+    case MetricKind::kDiag:
+      return 2 * dim + 1;
+    case MetricKind::kFisherDiag:
+      return 4 * dim + 1;
+    case MetricKind::kDense:
+      return kMetricSnapshots * dim + 1;
+    case MetricKind::kLowRank:
+      return kMetricSnapshots * 2 * dim + 1;
+  }
+  return 0;
+}
+
 double regularise(double variance, double n, bool diagonal_entry) {
   return (n / (n + 5.0)) * variance + (diagonal_entry ? 1e-3 * (5.0 / (n + 5.0)) : 0.0);
 }

@@ -95,6 +95,9 @@ class WindowSchedule {
   bool in_window(int it) const;
   /// Does a metric window end at iteration `it`?
   bool window_end(int it) const;
+  /// Is iteration `it` one of `count` iterations spread evenly over its window, the last at
+  /// the window's end (every `stride` = max(1, ⌊length / count⌋) iterations back from it)?
+  bool snapshot(int it, int count) const;
   const std::vector<int>& ends() const { return ends_; }
   int first() const { return first_; }
 
@@ -102,6 +105,15 @@ class WindowSchedule {
   int first_ = 0;  ///< first window iteration (1-based), 0 if none
   std::vector<int> ends_;
 };
+
+/// Iterations of each metric window whose positions (low_rank: and gradients) the matrix
+/// metrics keep per particle (WindowSchedule::snapshot, MetricAdapter).
+inline constexpr int kMetricSnapshots = 16;
+
+/// \brief Columns per particle of the metric's window state (the checkpoint rows): diag 2d + 1
+/// (sums of q, q² and the count), fisher_diag 4d + 1, dense kMetricSnapshots·d + 1, low_rank
+/// kMetricSnapshots·2d + 1, unit 0.
+int metric_state_columns(MetricKind kind, int dim);
 
 /// \brief Variance estimate regularised towards the identity as Stan does:
 /// (n / (n + 5)) var + 1e-3 (5 / (n + 5)).

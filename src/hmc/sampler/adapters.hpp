@@ -51,14 +51,19 @@ class StepSizeAdapter {
 
 /// \brief The metric Σ: unit until the first of Stan's windows ends, then, from the healthy
 /// particles, the regularised variances of the window's draws (diag), sqrt(Var q / Var ∇ log p)
-/// of the window's draws and gradients (fisher_diag, as nutpie), the covariance at the window's
-/// end (dense), or the Fisher diagonal with the leading directions of the positions' and
-/// gradients' covariances at the window's end (low_rank, metric_estimate.hpp), applied as one
-/// d×d matrix.
+/// of the window's draws and gradients (fisher_diag, as nutpie), the covariance of the window's
+/// snapshots (dense), or the Fisher diagonal with the leading directions of the snapshots'
+/// positions' and gradients' covariances (low_rank, metric_estimate.hpp), applied as one d×d
+/// matrix. A snapshot is every particle's position (and gradient) at one of kSnapshots
+/// iterations spread over the window (WindowSchedule::snapshot), kept per particle until the
+/// window's end: particles × kSnapshots draws instead of one position per particle.
 class MetricAdapter {
   using Policy = Kokkos::RangePolicy<ExecSpace>;
 
  public:
+  /// Iterations of a window whose positions the matrix metrics (dense, low_rank) keep.
+  static constexpr int kSnapshots = kMetricSnapshots;
+
   MetricAdapter(int n, int dim, const Settings& s)
       : n_(n),
         dim_(dim),
@@ -69,8 +74,9 @@ class MetricAdapter {
         rank_(s.adapt.rank),
         dense_(matrix_metric(kind_)),
         fisher_(kind_ == MetricKind::kFisherDiag),
-        window_cols_((fisher_ ? 4 : 2) * dim + 1),
-        window_sums_("hmc::window_sums", active_ && !dense_ ? n : 0, window_cols_),
+        snapshot_cols_(kind_ == MetricKind::kLowRank ? 2 * dim : dim),
+        window_cols_(metric_state_columns(kind_, dim)),
+        window_sums_("hmc::window_sums", active_ ? n : 0, window_cols_),
         metric_(unit_metric(dim)),
         inv_metric_(dim, 1.0) {}
 
@@ -81,25 +87,30 @@ class MetricAdapter {
   const std::vector<double>& inv_metric() const { return inv_metric_; }
 
   /// After warmup iteration `it` (positions q, gradients grad): adds the draws to the window
-  /// (diag, fisher_diag).
+  /// (diag, fisher_diag), or keeps them at a snapshot iteration (dense, low_rank).
   void accumulate(int it, const StateView& q, const StateView& grad) {
-    if (active_ && !dense_ && windows_.in_window(it)) add(q, grad);
+    if (!active_ || !windows_.in_window(it)) return;
+    if (!dense_) {
+      add(q, grad);
+    } else if (windows_.snapshot(it, kSnapshots)) {
+      keep(q, grad);
+    }
   }
   /// Whether a metric window ends at warmup iteration `it`.
   bool window_end(int it) const { return active_ && windows_.window_end(it); }
-  /// At a window's end: the estimate from the particles of weight 1 (`weights`), and a
-  /// new window. The previous metric stays where too few particles give no positive
-  /// definite estimate.
-  void estimate(const StateView& q, const StateView& grad, const ParticleView& weights, ReproducibleSums& sums) {
+  /// At a window's end (after accumulate() of that iteration): the estimate from the window's
+  /// draws of the particles of weight 1 (`weights`), and a new window. The previous metric
+  /// stays where too few particles give no positive definite estimate.
+  void estimate(const ParticleView& weights, ReproducibleSums& sums) {
     std::vector<double> estimate;
     if (kind_ == MetricKind::kLowRank) {
       double n = 0.0;
-      const auto cov_q = covariance(q, weights, sums, false, n);
-      const auto cov_g = covariance(grad, weights, sums, false, n);
+      const auto cov_q = covariance(0, weights, sums, false, n);
+      const auto cov_g = covariance(dim_, weights, sums, false, n);
       estimate = low_rank_metric(cov_q, cov_g, dim_, n, rank_).dense();
     } else if (dense_) {
       double n = 0.0;
-      estimate = covariance(q, weights, sums, true, n);
+      estimate = covariance(0, weights, sums, true, n);
     } else {
       estimate = window_variances(weights, sums);
     }
@@ -110,12 +121,13 @@ class MetricAdapter {
     } catch (const std::runtime_error&) {
       // Too few particles for a positive definite covariance: keep the previous metric.
     }
-    if (!dense_) Kokkos::deep_copy(window_sums_, 0.0);
+    if (active_) Kokkos::deep_copy(window_sums_, 0.0);
   }
 
   /// Per-particle state (diag: the window sums of q_j and q_j², fisher_diag also of ∇_j and
-  /// ∇_j², and the iterations summed), part of the checkpoint rows.
-  int row_columns() const { return active_ && !dense_ ? window_cols_ : 0; }
+  /// ∇_j², and the iterations summed; dense, low_rank: the snapshots kept, and their number),
+  /// part of the checkpoint rows.
+  int row_columns() const { return active_ ? window_cols_ : 0; }
   const StateView& rows() const { return window_sums_; }
 
   void save(SavedState& out) const {
@@ -155,10 +167,28 @@ class MetricAdapter {
         });
   }
 
-  /// Forgets the window sums of the particles with restarted(i) != 0 (their earlier
-  /// positions are not the ensemble's).
+  /// Keeps every particle's position (low_rank: and gradient) as its next snapshot.
+  void keep(const StateView& q, const StateView& grad) const {
+    const auto rows = window_sums_;
+    const int d = dim_, b = snapshot_cols_, last = window_cols_ - 1;
+    const bool gradients = kind_ == MetricKind::kLowRank;
+    const int most = kSnapshots;
+    Kokkos::parallel_for(
+        "hmc::window_snapshot", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
+          const int slot = static_cast<int>(rows(i, last));
+          if (slot >= most) return;
+          for (int j = 0; j < d; ++j) {
+            rows(i, slot * b + j) = q(i, j);
+            if (gradients) rows(i, slot * b + d + j) = grad(i, j);
+          }
+          rows(i, last) = slot + 1.0;
+        });
+  }
+
+  /// Forgets the window sums (or snapshots) of the particles with restarted(i) != 0 (their
+  /// earlier positions are not the ensemble's).
   void forget(const ParticleView& restarted) const {
-    if (!active_ || dense_) return;
+    if (!active_) return;
     const auto sums = window_sums_;
     const int cols = window_cols_;
     Kokkos::parallel_for(
@@ -196,22 +226,29 @@ class MetricAdapter {
     return var;
   }
 
-  /// Covariance of the current rows of q (positions or gradients) of the particles of weight 1,
-  /// regularised as Stan's (dense metric) or not (low_rank); `count` receives their number.
-  std::vector<double> covariance(const StateView& q, const ParticleView& weights, ReproducibleSums& sums,
-                                 bool regularised, double& count) const {
-    const int d = dim_;
+  /// Covariance of the snapshots kept (columns `offset` .. offset + d - 1 of each: positions 0,
+  /// gradients d) of the particles of weight 1, regularised as Stan's (dense metric) or not
+  /// (low_rank); `count` receives their number.
+  std::vector<double> covariance(int offset, const ParticleView& weights, ReproducibleSums& sums, bool regularised,
+                                 double& count) const {
+    const int d = dim_, b = snapshot_cols_, last = window_cols_ - 1;
     const int cols = d + d * (d + 1) / 2 + 1;
+    const auto rows = window_sums_;
     StateView products("hmc::covariance_terms", n_, cols);
     Kokkos::parallel_for(
         "hmc::covariance_terms", Policy(0, n_), KOKKOS_LAMBDA(const int i) {
           const double w = weights(i);
-          int c = d;
-          for (int a = 0; a < d; ++a) {
-            products(i, a) = w * q(i, a);
-            for (int b = 0; b <= a; ++b) products(i, c++) = w * q(i, a) * q(i, b);
+          const int kept = static_cast<int>(rows(i, last));
+          for (int c = 0; c < cols; ++c) products(i, c) = 0.0;
+          for (int k = 0; k < kept; ++k) {
+            const int at = k * b + offset;
+            int c = d;
+            for (int x = 0; x < d; ++x) {
+              products(i, x) += w * rows(i, at + x);
+              for (int y = 0; y <= x; ++y) products(i, c++) += w * rows(i, at + x) * rows(i, at + y);
+            }
           }
-          products(i, c) = w;
+          products(i, cols - 1) = w * kept;
         });
     const auto total = sums(products, n_, particles_);
     const double n = total[static_cast<std::size_t>(cols - 1)];
@@ -236,8 +273,10 @@ class MetricAdapter {
   int rank_;               ///< low_rank: most directions (0: as many as pass the cutoff)
   bool dense_;             ///< estimated at a window's end as a d×d matrix (dense, low_rank)
   bool fisher_;            ///< fisher_diag: the window sums include the gradients'
+  int snapshot_cols_;      ///< columns of one snapshot (dense: d, low_rank: 2d)
   int window_cols_;        ///< columns of window_sums_
-  StateView window_sums_;  ///< per particle: the window's sums (add()) and its iterations (diag, fisher_diag)
+  StateView window_sums_;  ///< per particle: the window's sums (add()) and its iterations (diag, fisher_diag),
+                           ///< or its snapshots (keep()) and their number (dense, low_rank)
   Metric metric_;
   std::vector<double> inv_metric_;
 };

@@ -146,7 +146,7 @@ class Warmup {
     if (check) counts = health_.flag(state, sums_);
     if (metric_.window_end(it)) {
       const bool first = metric_.kind() == MetricKind::kUnit;
-      metric_.estimate(state.q, state.grad, health_.trusted(), sums_);
+      metric_.estimate(health_.trusted(), sums_);
       step_size_.restart();
       own_.metric_changed(first && metric_.kind() != MetricKind::kUnit);
     }

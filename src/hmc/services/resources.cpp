@@ -3,6 +3,7 @@
 #include "hmc/core/errors.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 #include "hmc/io/variables.hpp"
+#include "hmc/sampler/adaptation.hpp"
 #include "hmc/sampler/kernels.hpp"
 
 #include <mpi.h>
@@ -27,6 +28,14 @@ constexpr std::int64_t kBaseBytes = std::int64_t{64} << 20;
 /// few arrays of it at once (services/session.cpp, diagnostics/summary.cpp).
 constexpr std::int64_t kSliceBytes = std::int64_t{32} << 20;
 
+// Per-particle columns of the metric's window state, where warmup adapts one (checkpoint rows).
+std::int64_t metric_columns(const io::RunConfig& run, std::int64_t dim) {
+  const auto& s = run.sampler;
+  if (!(s.adapt.enabled && s.warmup > 0)) return 0;
+  const std::int64_t d = std::min<std::int64_t>(dim, std::numeric_limits<int>::max() / (4 * sampler::kMetricSnapshots));
+  return sampler::metric_state_columns(s.adapt.metric, static_cast<int>(d));
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root) {
@@ -40,11 +49,12 @@ MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape
 
   // Doubles per local particle on the device: q, grad; the kernel's scratch (hmc: the
   // trajectory's start and momentum; nuts: edges, sums and U-turn checkpoints); the
-  // model's scratch; the metric window sums (or the dense covariance terms); scalars;
-  // the recorded block (parameters and statistics).
+  // model's scratch; the metric's window state (sums or snapshots) and, for a matrix
+  // metric, the covariance terms at a window's end; scalars; the recorded block
+  // (parameters and statistics).
   std::int64_t per = add_sat(add_sat(mul_sat(2, dim), kernel.scratch_size), shape.scratch);
-  const bool fisher = run.sampler.adapt.metric == MetricKind::kFisherDiag;
-  per = add_sat(per, dense ? mul_sat(dim, dim + 3) / 2 : mul_sat(fisher ? 4 : 2, dim));
+  const std::int64_t window = metric_columns(run, dim);
+  per = add_sat(per, add_sat(window, dense ? mul_sat(dim, dim + 3) / 2 : 0));
   per = add_sat(per, 12);
   per = add_sat(per, mul_sat(capacity, columns));
   MemoryEstimate e;
@@ -57,7 +67,7 @@ MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape
   host = add_sat(host, mul_sat(mul_sat(local, capacity), 8));
   if (root) {
     host = add_sat(host, mul_sat(mul_sat(particles, mul_sat(capacity, columns)), 8));
-    host = add_sat(host, mul_sat(mul_sat(particles, add_sat(mul_sat(2, dim), 8)), 16));
+    host = add_sat(host, mul_sat(mul_sat(particles, add_sat(add_sat(mul_sat(2, dim), 8), window)), 16));
     host = add_sat(host, mul_sat(6, kSliceBytes));
   }
   host = add_sat(host, kBaseBytes);
@@ -124,8 +134,9 @@ std::int64_t estimate_output_bytes(const io::RunConfig& run, const hmc::StoreLay
     bytes = add_sat(bytes, w->size_estimate(layout));
   }
   const std::int64_t particles = layout.particles;
-  bytes = add_sat(bytes, mul_sat(mul_sat(particles, add_sat(mul_sat(2, shape.dim), 8)), 16));  // checkpoints
-  bytes = add_sat(bytes, mul_sat(particles, 200));  // particles.csv, json files
+  const std::int64_t row = add_sat(add_sat(mul_sat(2, shape.dim), 8), metric_columns(run, shape.dim));
+  bytes = add_sat(bytes, mul_sat(mul_sat(particles, row), 16));  // checkpoints
+  bytes = add_sat(bytes, mul_sat(particles, 200));               // particles.csv, json files
   return bytes;
 }
 
