@@ -219,47 +219,45 @@ TEST(Warmup, ARestartAtTheLastCheckLandsInsideTheFencesOrCopiesATrustedParticle)
   EXPECT_EQ(restarts_at_copies(ridge, false), 0);
 }
 
-/// A checkpoint in warmup, before a check that restarts particles and after one, resumes bit
-/// for bit, restarts and their counts included.
-TEST(Warmup, ResumeAcrossRestartsIsBitwise) {
+/// Runs a sampler to each warmup iteration of `at`, resumes a second one from its rows and
+/// loop state, runs both to the end and checks that they agree bit for bit; `check` compares
+/// what each adapted.
+template <class Check>
+void expect_bitwise_resumes(const hmc::sampler::Settings& s, const std::vector<int>& at, Check check) {
   const Plateau m;
-  auto s = settings(64, 120);
-  for (const int at : {20, 26, 75, 101}) {
+  for (const int it : at) {
     hmc::sampler::EnsembleSampler<Plateau> a(m, s, 0, s.particles), b(m, s, 0, s.particles);
     ASSERT_EQ(a.initialise(), 0);
-    run_to(a, at);
+    run_to(a, it);
     b.restore(a.particle_rows(), a.loop_state());
     while (!a.done()) {
       a.iterate();
       b.iterate();
     }
-    EXPECT_EQ(a.particle_rows(), b.particle_rows()) << "checkpoint at " << at;
-    EXPECT_GT(a.adapted().repairs.restarted, 0);
-    EXPECT_EQ(a.adapted().repairs.restarted, b.adapted().repairs.restarted);
-    EXPECT_EQ(a.adapted().step_size, b.adapted().step_size);
+    EXPECT_EQ(a.particle_rows(), b.particle_rows()) << "checkpoint at " << it;
+    EXPECT_EQ(a.adapted().step_size, b.adapted().step_size) << "checkpoint at " << it;
+    check(a.adapted(), b.adapted());
   }
+}
+
+/// A checkpoint in warmup, before a check that restarts particles and after one, resumes bit
+/// for bit, restarts and their counts included.
+TEST(Warmup, ResumeAcrossRestartsIsBitwise) {
+  expect_bitwise_resumes(settings(64, 120), {20, 26, 75, 101}, [](const auto& a, const auto& b) {
+    EXPECT_GT(a.repairs.restarted, 0);
+    EXPECT_EQ(a.repairs.restarted, b.repairs.restarted);
+  });
 }
 
 /// The same with the low_rank metric, whose snapshots of the window are part of the rows: a
 /// checkpoint before the window, between two of its snapshots and after its end.
 TEST(Warmup, ResumeInALowRankWindowIsBitwise) {
-  const Plateau m;
   auto s = settings(64, 120);  // one window, iterations 19 to 108: a snapshot every 5
   s.adapt.metric = hmc::MetricKind::kLowRank;
-  for (const int at : {10, 52, 111}) {
-    hmc::sampler::EnsembleSampler<Plateau> a(m, s, 0, s.particles), b(m, s, 0, s.particles);
-    ASSERT_EQ(a.initialise(), 0);
-    run_to(a, at);
-    b.restore(a.particle_rows(), a.loop_state());
-    while (!a.done()) {
-      a.iterate();
-      b.iterate();
-    }
-    EXPECT_EQ(a.particle_rows(), b.particle_rows()) << "checkpoint at " << at;
-    EXPECT_EQ(a.adapted().metric, hmc::MetricKind::kLowRank);
-    EXPECT_EQ(a.adapted().inv_metric, b.adapted().inv_metric);
-    EXPECT_EQ(a.adapted().step_size, b.adapted().step_size);
-  }
+  expect_bitwise_resumes(s, {10, 52, 111}, [](const auto& a, const auto& b) {
+    EXPECT_EQ(a.metric, hmc::MetricKind::kLowRank);
+    EXPECT_EQ(a.inv_metric, b.inv_metric);
+  });
 }
 
 /// Snapshots: kSnapshots iterations per window, spread over it, the last at its end.
