@@ -10,6 +10,7 @@
 /// log p(θ) = (h + a) log σ(θ) + (t + b) log σ(-θ) + const, where the Jacobian
 /// p(1 - p) of the logit map is included.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,47 @@ struct CoinToss {
       grad(c) = heads_a(c) * (1.0 - p) - tails_b(c) * p;
     }
     return lp;
+  }
+
+  /// log p(tosses of coin c | p_c) = heads log p_c + tails log(1 - p_c) of the recorded
+  /// draw (p[1..C]): one per coin.
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& draw, int c) const {
+    return (heads_a(c) - prior_a) * math::log(draw(c)) + (tails_b(c) - prior_b) * math::log1p(-draw(c));
+  }
+
+  /// Posterior predictive heads of every coin: Binomial(tosses_c, p_c), toss by toss (the
+  /// array form: coin c takes the uses after those of coins 0..c-1, half a use per toss).
+  KOKKOS_INLINE_FUNCTION void posterior_predictive(const Row& draw, const rng::DrawStream& r, const Row& out) const {
+    std::uint32_t use = 0;
+    for (int c = 0; c < coins; ++c) {
+      const auto tosses = static_cast<long>(heads_a(c) + tails_b(c) - prior_a - prior_b + 0.5);
+      double heads = 0.0;
+      for (long k = 0; k < tosses; k += 2) {
+        double u0, u1;
+        r.uniform2(use++, u0, u1);
+        heads += u0 < draw(c) ? 1.0 : 0.0;
+        if (k + 1 < tosses) heads += u1 < draw(c) ? 1.0 : 0.0;
+      }
+      out(c) = heads;
+    }
+  }
+
+  /// The heads per coin (observed_data) and the tosses per coin (constant_data).
+  std::vector<DataArray> observations() const { return {coin_counts("heads", true)}; }
+  std::vector<DataArray> constant_data() const { return {coin_counts("tosses", false)}; }
+  DataArray coin_counts(const std::string& name, bool heads) const {
+    DataArray a;
+    a.name = name;
+    a.dims = {"coin"};
+    a.shape = {coins};
+    a.integer = true;
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), heads_a);
+    const auto t = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tails_b);
+    for (int c = 0; c < coins; ++c) {
+      const double nh = h(c) - prior_a, nt = t(c) - prior_b;
+      a.values.push_back(std::round(heads ? nh : nh + nt));
+    }
+    return a;
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {

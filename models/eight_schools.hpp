@@ -10,7 +10,13 @@
 /// Unconstrained q = (mu, log tau, theta_tilde_1..J); the log density includes the
 /// log-Jacobian log tau of tau = exp(q_1) and every normalising constant, so it is
 /// the exact log joint density of (q, y). Output: mu, tau, theta[1..J].
+///
+/// After sampling: the pointwise log-likelihood log N(y_j | theta_j, sigma_j), one per
+/// school, and posterior predictive draws of y_j (the pointwise forms of the members), with
+/// the observed y and the covariate sigma (draws.nc's observed_data and constant_data); the
+/// generated quantity theta_new, the effect of a new school.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
@@ -60,6 +66,27 @@ struct EightSchools : model::AutodiffModel<EightSchools> {
     }
     return lp;
   }
+
+  /// log N(y_j | theta_j, sigma_j), normalising constant included, of the recorded draw
+  /// (mu, tau, theta[1..J]).
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& draw, int j) const {
+    const double z = (y(j) - draw(2 + j)) / sigma(j);
+    return -0.5 * z * z - math::log(sigma(j)) - 0.5 * math::log(2.0 * math::pi());
+  }
+
+  /// A posterior predictive draw of y_j: Normal(theta_j, sigma_j).
+  KOKKOS_INLINE_FUNCTION double posterior_predictive(const Row& draw, int j, const rng::DrawStream& r) const {
+    return draw(2 + j) + sigma(j) * r.normal(0);
+  }
+
+  /// theta_new ~ Normal(mu, tau): the effect of a new school.
+  std::vector<ArrayShape> generated_quantities() const { return {{"theta_new", {}, {}}}; }
+  KOKKOS_INLINE_FUNCTION void generate(const Row& draw, const rng::DrawStream& r, const Row& out) const {
+    out(0) = draw(0) + draw(1) * r.normal(0);
+  }
+
+  std::vector<DataArray> observations() const { return {data_array("y", {"school"}, y)}; }
+  std::vector<DataArray> constant_data() const { return {data_array("sigma", {"school"}, sigma)}; }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
     const double tau = transform::positive_forward(q(1));

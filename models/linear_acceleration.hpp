@@ -22,6 +22,7 @@
 ///
 /// so a gradient costs O(1) whatever the number of observations.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/text.hpp"
@@ -58,6 +59,7 @@ struct LinearAcceleration {
   double beta0_0 = 0, beta0_1 = 0, beta0_2 = 0;        ///< reference β₀ = (h, v0, c·g)
   double rss0 = 0;                                     ///< ‖z − Xβ₀‖²
   double t_shift = 0;                                  ///< the first time of the data, subtracted from all
+  VectorView t_obs, z_obs;  ///< the shifted times and the observations (the pointwise log-likelihood only)
 
   int dim() const { return estimate_sigma ? 4 : 3; }
   int num_params() const { return dim(); }
@@ -77,6 +79,29 @@ struct LinearAcceleration {
   template <class T, class R>
   KOKKOS_INLINE_FUNCTION T log_density_gradient_t(const R& q, const R& grad) const {
     return evaluate<true, T>(q, grad);
+  }
+
+  /// log N(z_i | h + v0 t_i + c g t_i², σ) of the recorded draw (h, v0, g[, sigma]), one per
+  /// observation: the one place the model reads the data one by one (draws.nc's
+  /// log_likelihood group).
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& draw, int i) const {
+    const double t = t_obs(i), s = estimate_sigma ? draw(3) : sigma;
+    const double r = (z_obs(i) - (draw(0) + draw(1) * t + c_g * draw(2) * t * t)) / s;
+    return -0.5 * r * r - math::log(s) - 0.5 * math::log(2.0 * math::pi());
+  }
+
+  /// A posterior predictive draw of z_i: Normal(h + v0 t_i + c g t_i², σ).
+  KOKKOS_INLINE_FUNCTION double posterior_predictive(const Row& draw, int i, const rng::DrawStream& r) const {
+    const double t = t_obs(i), s = estimate_sigma ? draw(3) : sigma;
+    return draw(0) + draw(1) * t + c_g * draw(2) * t * t + s * r.normal(0);
+  }
+
+  /// The observations z (observed_data) and their times t (constant_data).
+  std::vector<DataArray> observations() const { return {data_array("z", {"time"}, z_obs)}; }
+  std::vector<DataArray> constant_data() const {
+    DataArray t = data_array("t", {"time"}, t_obs);
+    for (double& x : t.values) x += t_shift;  // the times as given
+    return {t};
   }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
@@ -225,6 +250,8 @@ struct LinearAcceleration {
     t_shift = t.front();
     for (auto& x : t) x -= t_shift;
     n = static_cast<double>(t.size());
+    t_obs = to_device_view("linear_acceleration::t", t);
+    z_obs = to_device_view("linear_acceleration::z", z);
     double s[5] = {0, 0, 0, 0, 0}, sz[3] = {0, 0, 0};
     for (std::size_t i = 0; i < t.size(); ++i) {
       const double p[5] = {1.0, t[i], t[i] * t[i], t[i] * t[i] * t[i], t[i] * t[i] * t[i] * t[i]};

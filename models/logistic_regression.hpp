@@ -9,6 +9,7 @@
 /// written stably as y_i η_i + log σ(-η_i) (dist::bernoulli_logit_glm_lpmf). Its gradient, by reverse
 /// mode: ∂/∂α = Σ_i (y_i - σ(η_i)) - α / s_α², ∂/∂β_j = Σ_i (y_i - σ(η_i)) x_ij - β_j / s_β².
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
@@ -64,6 +65,27 @@ struct LogisticRegression : model::AutodiffModel<LogisticRegression> {
     }
     return lp + dist::bernoulli_logit_glm_lpmf(y, x, alpha, beta);
   }
+
+  /// log p(y_i | alpha, beta) = log σ(η_i) or log σ(-η_i) of the recorded draw (alpha,
+  /// beta[1..P]): one per observation (draws.nc's log_likelihood group, for PSIS-LOO).
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const Row& draw, int i) const {
+    const int o = offset();
+    double eta = intercept ? draw(0) : 0.0;
+    for (int j = 0; j < p; ++j) eta += x(i, j) * draw(o + j);
+    return y(i) > 0.5 ? math::log_sigmoid(eta) : math::log_sigmoid(-eta);
+  }
+
+  /// A posterior predictive draw of y_i: 1 with probability σ(η_i).
+  KOKKOS_INLINE_FUNCTION double posterior_predictive(const Row& draw, int i, const rng::DrawStream& r) const {
+    const int o = offset();
+    double eta = intercept ? draw(0) : 0.0;
+    for (int j = 0; j < p; ++j) eta += x(i, j) * draw(o + j);
+    return r.uniform(0) < math::sigmoid(eta) ? 1.0 : 0.0;
+  }
+
+  /// The outcomes y (observed_data) and the design matrix x (constant_data).
+  std::vector<DataArray> observations() const { return {data_array("y", {"observation"}, y, true)}; }
+  std::vector<DataArray> constant_data() const { return {data_array("x", {"observation", "predictor"}, x)}; }
 
   KOKKOS_INLINE_FUNCTION void constrain(const Row& q, const Row& out) const {
     for (int k = 0; k < dim(); ++k) out(k) = q(k);

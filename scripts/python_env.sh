@@ -51,7 +51,8 @@ case ${1:-default} in
   bench) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]"); IMPORTS+=", jax, numpyro, blackjax, optax" ;;
   methods) PINS+=(numpyro==0.22.0 blackjax==1.7.1 optax==0.2.8 "jax[cpu]" nutpie==0.16.8)
     IMPORTS+=", jax, numpyro, blackjax, optax, nutpie" ;;
-  arviz1) PINS=("${ARVIZ1[@]}" netCDF4 xarray pandas numpy scipy); IMPORTS+=", arviz_base, arviz_stats"; BASE=3.12 ;;
+  arviz1) PINS=("${ARVIZ1[@]}" matplotlib netCDF4 xarray pandas numpy scipy); IMPORTS+=", arviz_base, arviz_stats, matplotlib"
+    BASE=3.12 ;;
   reference)
     # arviz-stats without the arviz 1.x package: its module arviz_stats sits beside arviz 0.23.
     PINS=(arviz==0.23.4 arviz-base==1.3.1 arviz-stats==1.3.3 numpy scipy)

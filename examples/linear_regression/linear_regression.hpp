@@ -9,7 +9,9 @@
 ///
 /// Unconstrained q = (alpha, beta_1..beta_P, log sigma): D = P + 2.
 #include "hmc/app/register.hpp"
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/errors.hpp"
+#include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/distributions/dist.hpp"
 #include "hmc/keys/data.hpp"
@@ -45,6 +47,24 @@ struct RegressionData {
     for (int j = 0; j <= p; ++j) out(j) = q(j);
     out(p + 1) = hmc::transform::positive_forward(q(p + 1));
   }
+
+  /// After sampling (docs/adding-a-model.md#after-sampling): log N(y_i | alpha + x_i · beta,
+  /// sigma) of the recorded draw (alpha, beta[1..P], sigma) per observation, written
+  /// pointwise; with the observed y and the covariates x.
+  KOKKOS_INLINE_FUNCTION double log_likelihood(const hmc::Row& draw, int i) const {
+    double eta = draw(0);
+    for (int j = 0; j < p; ++j) eta += x(i, j) * draw(1 + j);
+    const double sigma = draw(p + 1), z = (y(i) - eta) / sigma;
+    return -0.5 * z * z - hmc::math::log(sigma) - 0.5 * hmc::math::log(2.0 * hmc::math::pi());
+  }
+  /// A posterior predictive draw of y_i: Normal(alpha + x_i · beta, sigma).
+  KOKKOS_INLINE_FUNCTION double posterior_predictive(const hmc::Row& draw, int i, const hmc::rng::DrawStream& r) const {
+    double eta = draw(0);
+    for (int j = 0; j < p; ++j) eta += x(i, j) * draw(1 + j);
+    return eta + draw(p + 1) * r.normal(0);
+  }
+  std::vector<hmc::DataArray> observations() const { return {hmc::data_array("y", {"observation"}, y)}; }
+  std::vector<hmc::DataArray> constant_data() const { return {hmc::data_array("x", {"observation", "predictor"}, x)}; }
 
   static hmc::keys::Keys config_keys() { return {}; }
   template <class M>

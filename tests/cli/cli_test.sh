@@ -226,11 +226,13 @@ case_reproducible() {
   # The same seed gives byte-identical draws on 1, 2, 4 ranks and 1, 2 threads, with
   # warmup adaptation on (the configs' diag metric + ChEES, and a dense metric), for
   # /sampler/algorithm hmc and nuts; eight_schools is a route-(a) model (reverse-mode
-  # gradients in the lanes, and one particle per thread with HMC_SCALAR_TRANSITION=1).
+  # gradients in the lanes, and one particle per thread with HMC_SCALAR_TRANSITION=1), also
+  # with its log_likelihood, posterior_predictive and generated_quantities groups.
   local nuts="sampler.algorithm=nuts sampler.adapt.trajectory=fixed"
   reproducible_runs "coin_toss" "harmonic_oscillator" "harmonic_oscillator sampler.adapt.metric=dense" \
     "coin_toss $nuts" "harmonic_oscillator $nuts sampler.adapt.metric=dense" "eight_schools" \
-    "eight_schools $nuts" "eight_schools HMC_SCALAR_TRANSITION=1"
+    "eight_schools $nuts" "eight_schools HMC_SCALAR_TRANSITION=1" \
+    "eight_schools $nuts output.log_likelihood=true output.posterior_predictive=true output.generated_quantities=true"
 }
 
 case_reproducible_mams() {

@@ -6,7 +6,8 @@ Usage: python check_output.py [--doc DOC.md] OUT...
 
 For every OUT:
 - draws.nc opens with arviz.from_netcdf: groups posterior and sample_stats (and the
-  warmup groups exactly when /output/save_warmup), every variable with dims (chain, draw)
+  warmup groups exactly when /output/save_warmup; log_likelihood, posterior_predictive,
+  generated_quantities, observed_data and constant_data exactly when asked for), every variable with dims (chain, draw)
   first, chain = particles and draw = ceil(draws / thin), vector and matrix parameters as
   one variable with named dims, sample_stats under ArviZ's names and dtypes, the
   attributes (config, seed, versions).
@@ -112,6 +113,13 @@ def check_dir(out):
     groups = {"posterior", "sample_stats"}
     if config["output"]["save_warmup"]:
         groups |= {"warmup_posterior", "warmup_sample_stats"}
+    for extra in ("log_likelihood", "posterior_predictive", "generated_quantities"):  # check_loo.py: their contents
+        if config["output"].get(extra):
+            groups.add(extra)
+            if extra != "generated_quantities":
+                groups |= {"observed_data"} | ({"constant_data"} & set(idata))
+            if config["output"]["save_warmup"]:
+                groups.add("warmup_" + extra)
     check(set(idata) == groups, f"groups {sorted(idata)} != {sorted(groups)}")  # both iterate over their groups
 
     for name, n_draw in [("posterior", draws), ("sample_stats", draws), ("warmup_posterior", warmup_draws),

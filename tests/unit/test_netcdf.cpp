@@ -379,3 +379,82 @@ TEST(Netcdf, ReadOutOfRangeThrows) {
 }
 
 }  // namespace
+
+namespace {
+
+// The further groups: a log_likelihood group of a vector y (dim obs) and a 2x3 matrix z
+// (dims r, c), after the parameters and statistics.
+StoreLayout group_layout(std::int64_t particles, std::int64_t draws, std::int64_t warmup) {
+  StoreLayout l = test_layout(particles, draws, warmup);
+  hmc::DrawGroup g;
+  g.name = "log_likelihood";
+  g.arrays.push_back({"y", {"obs"}, {4}});
+  g.arrays.push_back({"z", {"r", "c"}, {2, 3}});
+  l.groups.push_back(g);
+  return l;
+}
+
+}  // namespace
+
+TEST(Netcdf, LogLikelihoodAndObservedDataGroups) {
+  const StoreLayout l = group_layout(13, 7, 3);
+  ASSERT_EQ(l.num_columns(), 8 + 6 + 10);
+  ASSERT_EQ(l.group_column(0), 14);
+  const MemorySource src(l, values(l, 7, 5), values(l, 3, 6));
+  hmc::DataArray y;
+  y.group = "observed_data";
+  y.name = "y";
+  y.dims = {"obs"};
+  y.shape = {4};
+  y.values = {1, 0, 1, 1};
+  y.integer = true;
+  hmc::DataArray x = y;
+  x.group = "constant_data";
+  x.name = "x";
+  x.values = {0.5, -1.25, 2.0, 3.5};
+  x.integer = false;
+  const std::string path = temp_path("draws.nc");
+  write_inference_data(path, src, NetcdfOptions{}, nlohmann::json::object(), {}, {y, x});
+  {
+    const File f(path);
+    const int ll = f.group("log_likelihood"), wll = f.group("warmup_log_likelihood");
+    ASSERT_GE(ll, 0);
+    ASSERT_GE(wll, 0);
+    EXPECT_EQ(dims_of(ll, "y"), (std::vector<std::string>{"chain", "draw", "obs"}));
+    EXPECT_EQ(dims_of(ll, "z"), (std::vector<std::string>{"chain", "draw", "r", "c"}));
+    const int obs = f.group("observed_data"), cd = f.group("constant_data");
+    ASSERT_GE(obs, 0);
+    ASSERT_GE(cd, 0);
+    EXPECT_EQ(dims_of(obs, "y"), (std::vector<std::string>{"obs"}));
+    EXPECT_EQ(type_of(obs, "y"), NC_INT64);
+    EXPECT_EQ(ints_of(obs, "y"), (std::vector<long long>{1, 0, 1, 1}));
+    EXPECT_EQ(type_of(cd, "x"), NC_DOUBLE);
+    std::vector<double> xs(4);
+    int varid = -1;
+    ASSERT_EQ(nc_inq_varid(cd, "x", &varid), NC_NOERR);
+    nc_get_var_double(cd, varid, xs.data());
+    EXPECT_EQ(xs, x.values);
+  }
+  // Read back column by column: the groups' columns too, bit for bit.
+  const NetcdfSource back(path);
+  ASSERT_EQ(back.layout().groups.size(), 1u);
+  EXPECT_EQ(back.layout().groups[0].arrays[1].shape, (std::vector<std::int64_t>{2, 3}));
+  expect_same_draws(src, back);
+  std::remove(path.c_str());
+}
+
+TEST(Netcdf, BadGroupsAreRefusedByName) {
+  StoreLayout l = group_layout(2, 2, 0);
+  l.groups[0].arrays[1].dims = {"obs", "c"};  // obs with sizes 4 and 2
+  const MemorySource src(l, values(l, 2, 1), {});
+  const std::string path = temp_path("draws.nc");
+  try {
+    write_inference_data(path, src, NetcdfOptions{}, nlohmann::json::object());
+    FAIL() << "no error";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("group log_likelihood: dim obs is used with sizes 4 and 2"), std::string::npos)
+        << e.what();
+  }
+  std::ifstream in(path);
+  EXPECT_FALSE(in.good()) << "a partial file was left";
+}

@@ -13,6 +13,7 @@
 #include "hmc/core/version.hpp"
 #include "hmc/parallel/mpi_context.hpp"
 #include "hmc/services/collective.hpp"
+#include "hmc/services/generate.hpp"
 #include "hmc/services/resolve.hpp"
 #include "hmc/services/resume.hpp"
 #include "hmc/services/signals.hpp"
@@ -115,11 +116,34 @@ CLI::App* setup_resume(CLI::App& app, std::string& dir) {
   return sub;
 }
 
-CLI::App* setup_summary(CLI::App& app, std::string& dir, std::string& format) {
+CLI::App* setup_generate(CLI::App& app, services::GenerateRequest& request) {
   CLI::App* sub = app.add_subcommand(
-      "summary", "print the summary of a finished or checkpointed run, computed from its stored draws");
+      "generate",
+      "compute the log-likelihood, posterior predictive draws and generated quantities of a finished run's draws "
+      "(DIR/draws.nc) into a new result set, on any number of ranks (docs/cli.md#hmc-generate)");
+  sub->add_option("dir", request.dir, "the finished run's output directory")->required();
+  sub->add_option("--output,-o", request.output, "the new result set's directory (default DIR.generated)");
+  sub->add_option("--groups", request.groups,
+                  "the groups to compute (default: every one the model has): log_likelihood, posterior_predictive, "
+                  "generated_quantities")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"log_likelihood", "posterior_predictive", "generated_quantities"}));
+  sub->add_flag("--overwrite", request.overwrite, "replace an existing result set in the output directory");
+  return sub;
+}
+
+CLI::App* setup_summary(CLI::App& app, std::string& dir, std::string& format, std::string& arviz) {
+  CLI::App* sub = app.add_subcommand(
+      "summary",
+      "print the summary of a finished or checkpointed run, computed from its stored draws, and its PSIS-LOO where "
+      "it recorded a log_likelihood group");
   sub->add_option("dir", dir, "the run's output directory (or its staging directory DIR.partial)")->required();
   sub->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  sub->add_option("--arviz", arviz,
+                  "the ArviZ whose PSIS-LOO rules to follow: 1 (arviz_stats.loo) or 0.23 (arviz.loo); "
+                  "docs/output.md#log-likelihood-and-loo")
+      ->check(CLI::IsMember({"1", "0.23"}))
+      ->capture_default_str();
   return sub;
 }
 
@@ -156,9 +180,11 @@ int run_app(const MpiContext& mpi, const hmc::app::ModelTable& models, int argc,
   setup_cli(app, opt);
   services::DiagnoseOptions diagnose_opt;
   CLI::App* diagnose = setup_diagnose(app, opt, diagnose_opt);
-  std::string resume_dir, summary_dir, summary_format = "table";
+  std::string resume_dir, summary_dir, summary_format = "table", summary_arviz = "1";
   CLI::App* resume = setup_resume(app, resume_dir);
-  CLI::App* summary = setup_summary(app, summary_dir, summary_format);
+  CLI::App* summary = setup_summary(app, summary_dir, summary_format, summary_arviz);
+  services::GenerateRequest generate_request;
+  CLI::App* generate = setup_generate(app, generate_request);
   std::ostringstream sink;
   try {
     app.parse(argc, argv);
@@ -177,7 +203,16 @@ int run_app(const MpiContext& mpi, const hmc::app::ModelTable& models, int argc,
     return hmc::kExitOk;
   }
   if (diagnose->parsed() || summary->parsed()) services::restore_default_signal_handlers();
-  if (summary->parsed()) return mpi.root() ? services::print_summary(summary_dir, summary_format) : hmc::kExitOk;
+  if (summary->parsed()) {
+    return mpi.root() ? services::print_summary(summary_dir, summary_format, summary_arviz) : hmc::kExitOk;
+  }
+  if (generate->parsed()) {
+    return services::guarded(mpi, [&] {
+      const services::RunSpec spec = services::generate_spec(mpi, generate_request, models.names());
+      setup_logging(mpi, spec.run.log.level);
+      return models.at(spec.run.model).generate(mpi, spec, generate_request);
+    });
+  }
   if (resume->parsed()) {
     return services::guarded(
         mpi, [&] { return run(mpi, models, services::resume_spec(mpi, resume_dir, opt.run.t0, models.names())); });

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace hmc::services {
+struct GenerateRequest;  // services/generate.hpp
+}  // namespace hmc::services
+
 namespace hmc::app {
 
 /// \brief What a build knows of a model without its type.
@@ -33,6 +37,8 @@ struct ModelEntry {
   int (*sample)(const parallel::MpiContext&, const services::RunSpec&) = nullptr;
   int (*validate)(const parallel::MpiContext&, const services::RunSpec&) = nullptr;
   int (*diagnose)(const parallel::MpiContext&, const services::RunSpec&, const services::DiagnoseOptions&) = nullptr;
+  /// `hmc generate`: the groups after sampling over an earlier run's draws.nc.
+  int (*generate)(const parallel::MpiContext&, const services::RunSpec&, const services::GenerateRequest&) = nullptr;
   /// The checks of `--validate` in this process alone, without MPI (the config fuzzer,
   /// tests/fuzz): builds the model, checks the run against it and its memory for one
   /// rank, estimates its output. Throws what the model and the checks throw.

@@ -26,6 +26,7 @@
 #include "hmc/io/draw_writer.hpp"
 #include "hmc/model/concept.hpp"
 #include "hmc/services/diagnose.hpp"
+#include "hmc/services/generate.hpp"
 #include "hmc/services/preflight.hpp"
 #include "hmc/services/prepare.hpp"
 #include "hmc/services/resources.hpp"
@@ -48,6 +49,10 @@ ModelEntry entry_of(const char* name, const char* summary, const char* origin) {
   };
   e.diagnose = [](const parallel::MpiContext& mpi, const services::RunSpec& spec, const services::DiagnoseOptions& d) {
     return services::diagnose<Model>(mpi, spec, d);
+  };
+  e.generate = [](const parallel::MpiContext& mpi, const services::RunSpec& spec,
+                  const services::GenerateRequest& request) {
+    return services::generate<Model>(mpi, spec, request, io::draw_formats());
   };
   e.check = [](const services::RunSpec& spec) {
     const Model model = Model::from_config(spec.run.model_section, spec.data);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hmc {
@@ -36,6 +37,39 @@ std::vector<StatColumn> hmc_stat_columns();
 /// \brief Warmup draws (with /output/save_warmup) and post-warmup draws are stored apart.
 enum class Section : int { kPosterior = 0, kWarmup = 1 };
 
+/// \brief The name, dims and shape of an array (no chain or draw dims).
+struct ArrayShape {
+  std::string name;
+  std::vector<std::string> dims;    ///< one per axis
+  std::vector<std::int64_t> shape;  ///< one per axis; empty: a scalar
+  std::int64_t size() const {
+    std::int64_t n = 1;
+    for (auto x : shape) n *= x;
+    return n;
+  }
+};
+
+/// \brief A fixed array of a run, not drawn (ArviZ's `observed_data` and `constant_data`),
+/// values in C order.
+struct DataArray : ArrayShape {
+  std::string group;  ///< "observed_data" or "constant_data" (hmc sets it)
+  std::vector<double> values;
+  bool integer = false;  ///< written as int64 (counts, outcomes)
+};
+
+/// \brief Values recorded with every draw besides the parameters and the statistics: one
+/// InferenceData group (`log_likelihood`) of arrays, stored one column per element, the
+/// arrays in order and each in C order.
+struct DrawGroup {
+  std::string name;  ///< the group: "log_likelihood"
+  std::vector<ArrayShape> arrays;
+  std::int64_t size() const {
+    std::int64_t n = 0;
+    for (const auto& a : arrays) n += a.size();
+    return n;
+  }
+};
+
 /// \brief What a store holds.
 struct StoreLayout {
   std::int64_t particles = 0;            ///< chains
@@ -45,11 +79,30 @@ struct StoreLayout {
   std::int64_t draws = 0;                              ///< recorded post-warmup draws per particle: ceil(draws / thin)
   std::int64_t warmup_draws = 0;                       ///< recorded warmup draws per particle (0 unless save_warmup)
   std::vector<StatColumn> stats = hmc_stat_columns();  ///< the kernel's statistics, in column order
+  std::vector<DrawGroup> groups;                       ///< further groups, after the statistics
 
   int num_params() const { return static_cast<int>(param_names.size()); }
   int num_stats() const { return static_cast<int>(stats.size()); }
-  /// Parameters, then the statistics.
-  int num_columns() const { return num_params() + num_stats(); }
+  /// Columns of the further groups, all of them.
+  int num_group_columns() const {
+    std::int64_t n = 0;
+    for (const auto& g : groups) n += g.size();
+    return static_cast<int>(n);
+  }
+  /// First column of group k.
+  int group_column(std::size_t k) const {
+    int c = num_params() + num_stats();
+    for (std::size_t i = 0; i < k; ++i) c += static_cast<int>(groups[i].size());
+    return c;
+  }
+  /// Index of the group named `name`, or -1.
+  int group_index(const std::string& name) const {
+    for (std::size_t k = 0; k < groups.size(); ++k)
+      if (groups[k].name == name) return static_cast<int>(k);
+    return -1;
+  }
+  /// Parameters, then the statistics, then the further groups' values.
+  int num_columns() const { return num_params() + num_stats() + num_group_columns(); }
   /// Column index of the statistic named `name`, or -1 when the kernel records none.
   int stat_column(const std::string& name) const {
     for (int s = 0; s < num_stats(); ++s)

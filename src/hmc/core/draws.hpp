@@ -53,6 +53,7 @@ struct DrawBlock {
   int count = 0;                ///< filled slots
   HostDraws draws;
   HostDraws stats;
+  HostDraws groups;  ///< [local particle][slot][value] of the layout's further groups (log_likelihood), if any
 };
 
 }  // namespace hmc

@@ -123,4 +123,59 @@ class ParticleStream {
   std::uint32_t k0_, k1_, id_lo_, id_hi_;
 };
 
+/// \brief The random numbers of one recorded draw of one particle, for what a model
+/// computes from the draw after sampling (posterior predictive draws, generated
+/// quantities): keyed by (seed, global particle id, purpose, draw index, use). The purpose
+/// sits in the particle word that the sampler's streams leave 0 (particle ids are below
+/// 2^31), so these numbers are apart from every number the sampler draws, and they do not
+/// depend on ranks, threads, or whether they are computed during the run or afterwards
+/// (`hmc generate`).
+class DrawStream {
+ public:
+  /// Purposes: what the numbers are for; a warmup draw's add kWarmup.
+  static constexpr std::uint32_t kPredictive = 1u, kGenerated = 2u, kWarmup = 0x100u;
+
+  DrawStream() = default;
+  KOKKOS_INLINE_FUNCTION DrawStream(std::uint64_t seed, std::uint64_t particle, std::uint32_t purpose,
+                                    std::uint32_t draw, std::uint32_t first_use = 0)
+      : s_(seed, (particle & 0xFFFFFFFFull) | (static_cast<std::uint64_t>(purpose) << 32)),
+        draw_(draw),
+        first_(first_use) {}
+
+  /// Two independent uniforms in [0, 1) of use `use`.
+  KOKKOS_INLINE_FUNCTION void uniform2(std::uint32_t use, double& u0, double& u1) const {
+    s_.uniform2(draw_, first_ + use, u0, u1);
+  }
+  /// Two independent standard normals of use `use`.
+  KOKKOS_INLINE_FUNCTION void normal2(std::uint32_t use, double& z0, double& z1) const {
+    s_.normal2(draw_, first_ + use, z0, z1);
+  }
+  /// One uniform in [0, 1) (the first of use `use`'s two).
+  KOKKOS_INLINE_FUNCTION double uniform(std::uint32_t use) const {
+    double u0, u1;
+    uniform2(use, u0, u1);
+    return u0;
+  }
+  /// One standard normal (the first of use `use`'s two).
+  KOKKOS_INLINE_FUNCTION double normal(std::uint32_t use) const {
+    double z0, z1;
+    normal2(use, z0, z1);
+    return z0;
+  }
+  /// Gamma(shape, 1) from uses [use_base, use_base + 256) (ParticleStream::gamma).
+  KOKKOS_INLINE_FUNCTION double gamma(std::uint32_t use_base, double shape) const {
+    return s_.gamma(draw_, first_ + use_base, shape);
+  }
+  /// The same stream from use `use` on (its use 0 is this one's `use`).
+  KOKKOS_INLINE_FUNCTION DrawStream from(std::uint32_t use) const {
+    DrawStream d = *this;
+    d.first_ += use;
+    return d;
+  }
+
+ private:
+  ParticleStream s_;
+  std::uint32_t draw_ = 0, first_ = 0;
+};
+
 }  // namespace hmc::rng

@@ -2,6 +2,7 @@
 /// \file
 /// \brief Scalar and View aliases shared by the engine, the models and the tests.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/kokkos_shim.hpp"
 
 #include <cstddef>
@@ -59,6 +60,27 @@ Kokkos::View<T*, MemSpace> to_device_view(const std::string& label, const std::v
   for (std::size_t i = 0; i < values.size(); ++i) host(i) = values[i];
   Kokkos::deep_copy(view, host);
   return view;
+}
+
+/// \brief A model's data as draws.nc's observed_data or constant_data hold it (a model's
+/// observations() and constant_data(), model/concept.hpp): a host copy of the 1-D or 2-D
+/// View `v` in C order, with one dim name per axis.
+template <class View>
+DataArray data_array(const std::string& name, const std::vector<std::string>& dims, const View& v,
+                     bool integer = false) {
+  DataArray a;
+  a.name = name;
+  a.dims = dims;
+  a.integer = integer;
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (int r = 0; r < static_cast<int>(View::rank); ++r) a.shape.push_back(static_cast<std::int64_t>(h.extent(r)));
+  if constexpr (View::rank == 1) {
+    for (std::size_t i = 0; i < h.extent(0); ++i) a.values.push_back(h(i));
+  } else {
+    for (std::size_t i = 0; i < h.extent(0); ++i)
+      for (std::size_t j = 0; j < h.extent(1); ++j) a.values.push_back(h(i, j));
+  }
+  return a;
 }
 
 }  // namespace hmc

@@ -23,9 +23,10 @@ namespace hmc::io {
 
 /// \brief What a writer may use of the run besides the draws.
 struct WriterOptions {
-  int precision = 0;          ///< /output/precision: significant digits of text formats (0: round trip)
-  int compression = 1;        ///< /output/compression: deflate level of compressing formats
-  nlohmann::json attributes;  ///< versions, seed, particles, thin and the recorded config (an object)
+  int precision = 0;            ///< /output/precision: significant digits of text formats (0: round trip)
+  int compression = 1;          ///< /output/compression: deflate level of compressing formats
+  nlohmann::json attributes;    ///< versions, seed, particles, thin and the recorded config (an object)
+  std::vector<DataArray> data;  ///< observed_data and constant_data arrays (formats that have such groups)
 };
 
 /// \brief Writes the draws of a run to one file of its output directory.

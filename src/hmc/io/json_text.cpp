@@ -182,4 +182,51 @@ std::vector<StatColumn> stats_from_json(const nlohmann::json& j) {
   return out;
 }
 
+nlohmann::json groups_json(const std::vector<DrawGroup>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : groups) {
+    nlohmann::json arrays = nlohmann::json::array();
+    for (const auto& a : g.arrays) arrays.push_back({a.name, a.dims, a.shape});
+    out.push_back({{"name", g.name}, {"arrays", arrays}});
+  }
+  return out;
+}
+
+std::vector<DrawGroup> groups_from_json(const nlohmann::json& j) {
+  std::vector<DrawGroup> out;
+  const auto bad = [] {
+    return std::invalid_argument("groups: an entry is not {name, arrays: [[name, dims, shape]]}");
+  };
+  if (!j.is_array()) throw std::invalid_argument("groups: not a list");
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("arrays") ||
+        !e["arrays"].is_array()) {
+      throw bad();
+    }
+    DrawGroup g;
+    g.name = e["name"].get<std::string>();
+    for (const auto& a : e["arrays"]) {
+      if (!a.is_array() || a.size() != 3 || !a[0].is_string() || !a[1].is_array() || !a[2].is_array() ||
+          a[1].size() != a[2].size()) {
+        throw bad();
+      }
+      ArrayShape s;
+      s.name = a[0].get<std::string>();
+      for (const auto& d : a[1]) {
+        if (!d.is_string()) throw bad();
+        s.dims.push_back(d.get<std::string>());
+      }
+      for (const auto& x : a[2]) {
+        if (!x.is_number_integer() || x.get<std::int64_t>() < 0 || x.get<std::int64_t>() > (std::int64_t{1} << 40)) {
+          throw bad();
+        }
+        s.shape.push_back(x.get<std::int64_t>());
+      }
+      g.arrays.push_back(std::move(s));
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 }  // namespace hmc::io

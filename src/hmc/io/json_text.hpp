@@ -74,4 +74,9 @@ nlohmann::json from_transport(const std::string& bytes);
 nlohmann::json stats_json(const std::vector<StatColumn>& stats);
 std::vector<StatColumn> stats_from_json(const nlohmann::json& j);
 
+/// \brief A layout's further groups as JSON ([{"name": g, "arrays": [[name, [dims], [shape]], ...]}, ...])
+/// and back; std::invalid_argument for anything else.
+nlohmann::json groups_json(const std::vector<DrawGroup>& groups);
+std::vector<DrawGroup> groups_from_json(const nlohmann::json& j);
+
 }  // namespace hmc::io

@@ -189,8 +189,8 @@ struct VarPlan {
 class Writer {
  public:
   Writer(std::string path, const DrawSource& src, const NetcdfOptions& opt, const json& attributes,
-         const std::function<void(double)>& progress)
-      : path_(std::move(path)), src_(src), opt_(opt), attributes_(attributes), progress_(progress) {}
+         const std::function<void(double)>& progress, const std::vector<DataArray>& data)
+      : path_(std::move(path)), src_(src), opt_(opt), attributes_(attributes), progress_(progress), data_(data) {}
 
   ~Writer() { abandon(); }
   Writer(const Writer&) = delete;
@@ -223,8 +223,19 @@ class Writer {
     if (opt_.compression < 0 || opt_.compression > 9) fail("compression level must be 0..9");
     if (!attributes_.is_null() && !attributes_.is_object()) fail("attributes must be a JSON object");
     const StoreLayout& layout = src_.layout();
+    std::vector<std::pair<std::string, std::vector<Variable>>> data_groups;  // observed_data, constant_data
     try {
       vars_ = group_parameters(layout);
+      for (std::size_t k = 0; k < layout.groups.size(); ++k) group_vars_.push_back(group_arrays(layout, k));
+      for (const auto& a : data_) {
+        if (data_groups.empty() || data_groups.back().first != a.group) data_groups.push_back({a.group, {}});
+      }
+      for (auto& [name, vars] : data_groups) {
+        std::vector<DataArray> arrays;
+        for (const auto& a : data_)
+          if (a.group == name) arrays.push_back(a);
+        vars = data_variables(arrays, name);
+      }
     } catch (const RunError& e) {
       fail(e.what());
     }
@@ -240,7 +251,51 @@ class Writer {
       if (section == Section::kWarmup && layout.warmup_draws <= 0) continue;
       define_section(section, plans);
     }
+    std::vector<std::pair<int, const DataArray*>> data_vars;  // varid, values
+    for (const auto& [name, vars] : data_groups) {
+      int grp = -1;
+      check(nc_def_grp(ncid_, name.c_str(), &grp));
+      put_attributes(grp);
+      std::vector<const DataArray*> arrays;
+      for (const auto& a : data_)
+        if (a.group == name) arrays.push_back(&a);
+      std::map<std::string, int> dimids;
+      for (const Variable& v : vars) {
+        std::vector<int> ids;
+        for (std::size_t a = 0; a < v.dims.size(); ++a) {
+          if (dimids.count(v.dims[a]) == 0) {
+            dimids[v.dims[a]] = define_dim(grp, v.dims[a], static_cast<std::size_t>(v.shape[a]));
+          }
+          ids.push_back(dimids[v.dims[a]]);
+        }
+        const DataArray* a = arrays[static_cast<std::size_t>(v.columns[0])];
+        int varid = -1;
+        check(nc_def_var(grp, v.name.c_str(), a->integer ? NC_INT64 : NC_DOUBLE, static_cast<int>(ids.size()),
+                         ids.data(), &varid));
+        std::vector<std::size_t> full;
+        for (auto x : v.shape) full.push_back(static_cast<std::size_t>(x));
+        set_storage(grp, varid, full, opt_.compression > 0);
+        data_vars.push_back({grp, a});
+        data_varids_.push_back(varid);
+      }
+    }
     check(nc_enddef(ncid_));
+    for (std::size_t i = 0; i < data_vars.size(); ++i) {
+      const auto [grp, a] = data_vars[i];
+      if (a->values.empty()) continue;
+      if (a->integer) {
+        std::vector<long long> v(a->values.size());
+        for (std::size_t e = 0; e < v.size(); ++e) {
+          const double x = a->values[e];
+          if (!(std::fabs(x) < 9.2e18) || x != std::trunc(x))
+            fail(a->name + " value " + std::to_string(x) + " is not an integer");
+          v[e] = static_cast<long long>(x);
+        }
+        check(nc_put_var_longlong(grp, data_varids_[i], v.data()));
+      } else {
+        check(nc_put_var_double(grp, data_varids_[i], a->values.data()));
+      }
+    }
 
     // Coordinates first (small), then the draws, section by section.
     for (const auto& c : coords_) {
@@ -305,8 +360,10 @@ class Writer {
       for (int c : v.columns) flat.push_back(layout.param_names[static_cast<std::size_t>(c)]);
       variables.push_back({{"name", v.name}, {"dims", v.dims}, {"shape", v.shape}, {"param_names", flat}});
     }
-    return {{"format", kLayoutFormat}, {"particles", layout.particles},     {"param_names", layout.param_names},
-            {"dim_names", dims},       {"stats", stats_json(layout.stats)}, {"variables", variables}};
+    json out = {{"format", kLayoutFormat}, {"particles", layout.particles},     {"param_names", layout.param_names},
+                {"dim_names", dims},       {"stats", stats_json(layout.stats)}, {"variables", variables}};
+    if (!layout.groups.empty()) out["groups"] = groups_json(layout.groups);
+    return out;
   }
 
   void put_text(int grp, const std::string& name, const std::string& value) {
@@ -379,32 +436,7 @@ class Writer {
     int grp = -1;
     check(nc_def_grp(ncid_, kGroupNames[s][0], &grp));
     put_attributes(grp);
-    std::map<std::string, int> dimids;
-    dimids["chain"] = define_dim(grp, "chain", n);
-    dimids["draw"] = define_dim(grp, "draw", k);
-    for (const Variable& v : vars_) {
-      for (std::size_t a = 0; a < v.dims.size(); ++a) {
-        if (dimids.count(v.dims[a]) == 0) {
-          dimids[v.dims[a]] = define_dim(grp, v.dims[a], static_cast<std::size_t>(v.shape[a]));
-        }
-      }
-    }
-    for (const Variable& v : vars_) {
-      VarPlan p;
-      p.section = section;
-      p.grp = grp;
-      p.type = NC_DOUBLE;
-      p.columns = v.columns;
-      p.full = {n, k};
-      std::vector<int> ids = {dimids["chain"], dimids["draw"]};
-      for (std::size_t a = 0; a < v.dims.size(); ++a) {
-        p.full.push_back(static_cast<std::size_t>(v.shape[a]));
-        ids.push_back(dimids[v.dims[a]]);
-      }
-      check(nc_def_var(grp, v.name.c_str(), NC_DOUBLE, static_cast<int>(ids.size()), ids.data(), &p.varid));
-      finish_plan(p, opt_.compression > 0 && opt_.compress_floats);
-      plans.push_back(std::move(p));
-    }
+    define_variables(grp, section, vars_, n, k, plans);
 
     // sample_stats
     check(nc_def_grp(ncid_, kGroupNames[s][1], &grp));
@@ -423,6 +455,46 @@ class Writer {
       // integers, booleans and the (post-warmup constant) step size shrink many-fold at
       // little cost (StatColumn::compress); lp, energy and acceptance_rate are mostly noise
       finish_plan(p, opt_.compression > 0 && (opt_.compress_floats || stat.compress));
+      plans.push_back(std::move(p));
+    }
+
+    // further groups (log_likelihood, ...): chain, draw, the arrays' dims
+    for (std::size_t g = 0; g < layout.groups.size(); ++g) {
+      const std::string name = (section == Section::kWarmup ? "warmup_" : "") + layout.groups[g].name;
+      check(nc_def_grp(ncid_, name.c_str(), &grp));
+      put_attributes(grp);
+      define_variables(grp, section, group_vars_[g], n, k, plans);
+    }
+  }
+
+  /// The dims chain, draw and those of `vars` in group `grp`, and the float64 variables
+  /// (chain, draw, dims...) of `vars`, planned for writing.
+  void define_variables(int grp, Section section, const std::vector<Variable>& vars, std::size_t n, std::size_t k,
+                        std::vector<VarPlan>& plans) {
+    std::map<std::string, int> dimids;
+    dimids["chain"] = define_dim(grp, "chain", n);
+    dimids["draw"] = define_dim(grp, "draw", k);
+    for (const Variable& v : vars) {
+      for (std::size_t a = 0; a < v.dims.size(); ++a) {
+        if (dimids.count(v.dims[a]) == 0) {
+          dimids[v.dims[a]] = define_dim(grp, v.dims[a], static_cast<std::size_t>(v.shape[a]));
+        }
+      }
+    }
+    for (const Variable& v : vars) {
+      VarPlan p;
+      p.section = section;
+      p.grp = grp;
+      p.type = NC_DOUBLE;
+      p.columns = v.columns;
+      p.full = {n, k};
+      std::vector<int> ids = {dimids["chain"], dimids["draw"]};
+      for (std::size_t a = 0; a < v.dims.size(); ++a) {
+        p.full.push_back(static_cast<std::size_t>(v.shape[a]));
+        ids.push_back(dimids[v.dims[a]]);
+      }
+      check(nc_def_var(grp, v.name.c_str(), NC_DOUBLE, static_cast<int>(ids.size()), ids.data(), &p.varid));
+      finish_plan(p, opt_.compression > 0 && opt_.compress_floats);
       plans.push_back(std::move(p));
     }
   }
@@ -519,8 +591,11 @@ class Writer {
   const NetcdfOptions& opt_;
   const json& attributes_;
   const std::function<void(double)>& progress_;
+  const std::vector<DataArray>& data_;
   int ncid_ = -1;
   std::vector<Variable> vars_;
+  std::vector<std::vector<Variable>> group_vars_;  ///< per further group of the layout
+  std::vector<int> data_varids_;
   std::vector<Coord> coords_;
   bool created_ = false;
   bool nc_failed_ = false;  ///< a netCDF call failed: see abandon()
@@ -532,8 +607,9 @@ class Writer {
 }  // namespace
 
 void write_inference_data(const std::string& path, const DrawSource& src, const NetcdfOptions& opt,
-                          const nlohmann::json& attributes, const std::function<void(double)>& progress) {
-  Writer w(path, src, opt, attributes, progress);
+                          const nlohmann::json& attributes, const std::function<void(double)>& progress,
+                          const std::vector<DataArray>& data) {
+  Writer w(path, src, opt, attributes, progress, data);
   try {
     w.run();
   } catch (...) {
@@ -576,14 +652,17 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
       for (const auto& d : j.at("dim_names")) {
         layout_.dim_names.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::vector<std::string>>());
       }
+      if (j.contains("groups")) layout_.groups = groups_from_json(j.at("groups"));
     } catch (const json::exception& e) {
       fail(std::string("bad hmc_layout attribute: ") + e.what());
     } catch (const std::invalid_argument& e) {
       fail(std::string("bad hmc_layout attribute: ") + e.what());
     }
     std::vector<Variable> vars;
+    std::vector<std::vector<Variable>> group_vars;
     try {
       vars = group_parameters(layout_);
+      for (std::size_t g = 0; g < layout_.groups.size(); ++g) group_vars.push_back(group_arrays(layout_, g));
     } catch (const RunError& e) {
       fail(e.what());
     }
@@ -630,16 +709,24 @@ NetcdfSource::NetcdfSource(const std::string& path) : path_(path) {
         check(nc_set_var_chunk_cache(g, varid, 1, 1, 0.0f));
         return varid;
       };
-      for (const Variable& v : vars) {
-        const int varid = find(grp[0], v.name, v.shape);
+      const auto place = [&](int g, const Variable& v) {
+        const int varid = find(g, v.name, v.shape);
         std::vector<std::size_t> index(v.shape.size(), 0);
         for (int c : v.columns) {
-          slots[static_cast<std::size_t>(c)] = {grp[0], varid, index};
+          slots[static_cast<std::size_t>(c)] = {g, varid, index};
           for (std::size_t a = index.size(); a-- > 0;) {
             if (++index[a] < static_cast<std::size_t>(v.shape[a])) break;
             index[a] = 0;
           }
         }
+      };
+      for (const Variable& v : vars) place(grp[0], v);
+      for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+        const std::string name = (s == 1 ? "warmup_" : "") + layout_.groups[g].name;
+        int id = -1;
+        status = nc_inq_grp_ncid(ncid_, name.c_str(), &id);
+        if (status != NC_NOERR) fail("group " + name + ": " + nc_strerror(status));
+        for (const Variable& v : group_vars[g]) place(id, v);
       }
       for (int st = 0; st < layout_.num_stats(); ++st) {
         slots[static_cast<std::size_t>(layout_.num_params() + st)] = {
@@ -663,14 +750,21 @@ NetcdfSource::~NetcdfSource() {
 void NetcdfSource::fail(const std::string& what) const { throw RunError("cannot read " + path_ + ": " + what); }
 
 void NetcdfSource::read(Section s, int column, std::int64_t p0, std::int64_t p1, double* out) const {
-  if (column < 0 || column >= layout_.num_columns() || p0 < 0 || p1 < p0 || p1 > layout_.particles) {
+  read_draws(s, column, p0, p1, 0, available_[static_cast<int>(s)], out);
+}
+
+void NetcdfSource::read_draws(Section s, int column, std::int64_t p0, std::int64_t p1, std::int64_t d0, std::int64_t d1,
+                              double* out) const {
+  const std::int64_t available = available_[static_cast<int>(s)];
+  if (column < 0 || column >= layout_.num_columns() || p0 < 0 || p1 < p0 || p1 > layout_.particles || d0 < 0 ||
+      d1 < d0 || d1 > available) {
     fail("column " + std::to_string(column) + " of particles [" + std::to_string(p0) + ", " + std::to_string(p1) +
-         ") is not in the file");
+         "), draws [" + std::to_string(d0) + ", " + std::to_string(d1) + ") is not in the file");
   }
-  const std::int64_t k = available_[static_cast<int>(s)];
+  const std::int64_t k = d1 - d0;
   if (p0 == p1 || k == 0) return;  // also a section without groups (no warmup saved)
   const Slot& slot = slots_[static_cast<int>(s)][static_cast<std::size_t>(column)];
-  std::vector<std::size_t> start = {static_cast<std::size_t>(p0), 0};
+  std::vector<std::size_t> start = {static_cast<std::size_t>(p0), static_cast<std::size_t>(d0)};
   std::vector<std::size_t> count = {static_cast<std::size_t>(p1 - p0), static_cast<std::size_t>(k)};
   start.insert(start.end(), slot.index.begin(), slot.index.end());
   count.resize(start.size(), 1);

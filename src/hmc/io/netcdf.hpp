@@ -4,7 +4,10 @@
 /// DrawSource that reads such a file back.
 ///
 /// Groups `posterior` and `sample_stats`, plus `warmup_posterior` and
-/// `warmup_sample_stats` when the layout has warmup draws; `arviz.from_netcdf` opens it.
+/// `warmup_sample_stats` when the layout has warmup draws, and the layout's further
+/// groups (`log_likelihood`, also with a `warmup_` twin), each array a float64 variable
+/// (chain, draw, its dims); the fixed arrays handed in (`data`) go into their groups
+/// (`observed_data`, `constant_data`) without chain and draw. `arviz.from_netcdf` opens it.
 /// Every group has dims `chain` (one per particle) and `draw`, with int64 coordinate
 /// variables 0..n-1, as has every parameter dim. Parameters are float64 variables
 /// (chain, draw, dims...) grouped by io::group_parameters; sample_stats holds lp,
@@ -57,7 +60,8 @@ struct NetcdfOptions {
 /// given. Throws RunError("cannot write PATH: ...") on any failure, and then removes the
 /// partly written file.
 void write_inference_data(const std::string& path, const DrawSource& src, const NetcdfOptions& opt,
-                          const nlohmann::json& attributes, const std::function<void(double)>& progress = {});
+                          const nlohmann::json& attributes, const std::function<void(double)>& progress = {},
+                          const std::vector<DataArray>& data = {});
 
 /// \brief The draws of a file written by write_inference_data, read on demand.
 ///
@@ -74,6 +78,9 @@ class NetcdfSource : public DrawSource {
   const StoreLayout& layout() const override { return layout_; }
   std::int64_t available(Section s) const override { return available_[static_cast<int>(s)]; }
   void read(Section s, int column, std::int64_t p0, std::int64_t p1, double* out) const override;
+  /// \brief Draws [d0, d1) only: out[(p - p0) * (d1 - d0) + d - d0].
+  void read_draws(Section s, int column, std::int64_t p0, std::int64_t p1, std::int64_t d0, std::int64_t d1,
+                  double* out) const;
 
  private:
   /// Where a store column lives in one section.

@@ -486,4 +486,16 @@ std::string summary_table(const std::vector<diagnostics::ParameterSummary>& para
   return out;
 }
 
+nlohmann::json loo_json(const diagnostics::LooResult& r) {
+  return {{"elpd_loo", r.elpd_loo},
+          {"se", r.se},
+          {"p_loo", r.p_loo},
+          {"n_samples", r.n_samples},
+          {"n_data_points", r.n_data_points},
+          {"r_eff", r.r_eff},
+          {"good_k", r.good_k},
+          {"pareto_k_counts", {{"good", r.k_good}, {"bad", r.k_bad}, {"very_bad", r.k_very_bad}}},
+          {"arviz", r.rule == diagnostics::LooRule::kArviz1 ? "1" : "0.23"}};
+}
+
 }  // namespace hmc::io

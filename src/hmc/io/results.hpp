@@ -10,6 +10,7 @@
 
 #include "hmc/core/draw_source.hpp"
 #include "hmc/core/draws.hpp"
+#include "hmc/diagnostics/loo.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/sampler/settings.hpp"
 
@@ -74,6 +75,10 @@ void write_particles_csv(const std::string& path, const DrawSource& source, cons
 /// \brief "parameters" (name -> statistics), "parameter_order" and "diagnostics"
 /// (particles used by the capped statistics) of summary.json.
 nlohmann::json parameters_json(const std::vector<diagnostics::ParameterSummary>& params);
+
+/// \brief PSIS-LOO as JSON: elpd_loo, se, p_loo, n_samples, n_data_points, r_eff, good_k,
+/// pareto_k_counts {good, bad, very_bad}, arviz ("1" or "0.23": whose rules).
+nlohmann::json loo_json(const diagnostics::LooResult& r);
 
 /// \brief The per-parameter table (header and one row per parameter), and a line
 /// saying so when the rank-based statistics used a subset of the particles.

@@ -53,6 +53,9 @@ RunConfig run_config(const json& config) {
   r.output.dir = v.string("/output/dir");
   r.output.formats = v.strings("/output/formats");
   r.output.save_warmup = s.save_warmup;
+  s.log_likelihood = v.boolean("/output/log_likelihood");
+  s.posterior_predictive = v.boolean("/output/posterior_predictive");
+  s.generated_quantities = v.boolean("/output/generated_quantities");
   r.output.flush_every = static_cast<int>(v.integer("/output/flush_every"));
   r.output.checkpoint_every = static_cast<int>(v.integer("/output/checkpoint_every"));
   r.output.precision = static_cast<int>(v.integer("/output/precision"));

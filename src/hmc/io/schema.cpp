@@ -200,6 +200,26 @@ std::vector<KeySpec> generic_keys(const std::vector<std::string>& model_names,
           .default_(false)
           .doc("also keep every thin-th warmup draw, in the groups `warmup_posterior` and `warmup_sample_stats` of "
                "`draws.nc` (never in `draws.csv`)"));
+  add(keys::boolean("/output/log_likelihood")
+          .default_(false)
+          .doc("record the model's pointwise log-likelihood with every draw, in the group `log_likelihood` of "
+               "`draws.nc` (with `observed_data`), for `arviz.loo`, `arviz.compare` and the PSIS-LOO of `hmc summary`; "
+               "for models with a log_likelihood member (a config error names a model without one). It adds one value "
+               "per observation per draw: the memory and disk checks count it "
+               "([output.md](output.md#log-likelihood-and-loo))"));
+  add(keys::boolean("/output/posterior_predictive")
+          .default_(false)
+          .doc(
+              "record a posterior predictive draw of the observations with every draw, in the group "
+              "`posterior_predictive` of `draws.nc` (with `observed_data`), for `arviz.plot_ppc`; for models with a "
+              "posterior_predictive member. Its random numbers are keyed by the seed, the particle, the draw and a use "
+              "of their own: the same on any number of ranks and threads, and in `hmc generate` "
+              "([output.md](output.md#posterior-predictive-and-generated-quantities))"));
+  add(keys::boolean("/output/generated_quantities")
+          .default_(false)
+          .doc("record the model's generated quantities (derived values, possibly random) with every draw, in the "
+               "group `generated_quantities` of `draws.nc`; for models with the member "
+               "([output.md](output.md#posterior-predictive-and-generated-quantities))"));
   add(keys::integer("/output/flush_every")
           .in_range(0, 1e9)
           .default_(0)

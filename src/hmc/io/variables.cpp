@@ -115,6 +115,72 @@ std::string sanitize_netcdf_name(const std::string& name) {
   return out;
 }
 
+namespace {
+
+/// Variables of `arrays` in one group: names, dims, shapes checked; columns from `first`
+/// on (contiguous, C order) or, with first < 0, the array's index.
+std::vector<Variable> array_variables(const std::vector<ArrayShape>& arrays, const std::string& group, int first) {
+  std::vector<Variable> out;
+  std::map<std::string, std::int64_t> dim_size;
+  std::set<std::string> names;
+  int column = first;
+  const auto fail = [&](const std::string& what) { throw RunError("group " + group + ": " + what); };
+  for (std::size_t k = 0; k < arrays.size(); ++k) {
+    const ArrayShape& a = arrays[k];
+    Variable v;
+    v.name = sanitize_netcdf_name(a.name);
+    if (v.name.size() > kMaxNameBytes) fail("array name " + v.name + " is longer than 256 bytes");
+    if (v.name == "chain" || v.name == "draw" || !names.insert(v.name).second) {
+      fail("array name " + v.name + " is reserved or used twice");
+    }
+    if (!a.dims.empty() && a.dims.size() != a.shape.size()) {
+      fail("array " + v.name + " has " + std::to_string(a.dims.size()) + " dim names for a shape of rank " +
+           std::to_string(a.shape.size()));
+    }
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+      const std::string dim = sanitize_netcdf_name(a.dims.empty() ? a.name + "_dim_" + std::to_string(d) : a.dims[d]);
+      if (a.shape[d] < 0) fail("array " + v.name + " has a negative extent");
+      if (dim == "chain" || dim == "draw") fail("array " + v.name + " uses the reserved dim " + dim);
+      const auto [it, fresh] = dim_size.emplace(dim, a.shape[d]);
+      if (!fresh && it->second != a.shape[d])
+        fail("dim " + dim + " is used with sizes " + std::to_string(it->second) + " and " + std::to_string(a.shape[d]));
+      if (std::find(v.dims.begin(), v.dims.end(), dim) != v.dims.end()) {
+        fail("array " + v.name + " repeats dim " + dim);
+      }
+      v.dims.push_back(dim);
+      v.shape.push_back(a.shape[d]);
+    }
+    if (first >= 0) {
+      for (std::int64_t e = 0; e < a.size(); ++e) v.columns.push_back(column++);
+    } else {
+      v.columns.push_back(static_cast<int>(k));
+    }
+    out.push_back(std::move(v));
+  }
+  for (const auto& v : out) {
+    if (dim_size.count(v.name) > 0) fail("name " + v.name + " is both an array and a dim");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Variable> group_arrays(const StoreLayout& layout, std::size_t k) {
+  return array_variables(layout.groups[k].arrays, layout.groups[k].name, layout.group_column(k));
+}
+
+std::vector<Variable> data_variables(const std::vector<DataArray>& arrays, const std::string& group) {
+  std::vector<ArrayShape> shapes;
+  for (const auto& a : arrays) {
+    if (static_cast<std::int64_t>(a.values.size()) != a.size()) {
+      throw RunError("group " + group + ": array " + a.name + " has " + std::to_string(a.values.size()) +
+                     " values for its shape");
+    }
+    shapes.push_back(a);
+  }
+  return array_variables(shapes, group, -1);
+}
+
 std::vector<Variable> group_parameters(const StoreLayout& layout) {
   std::vector<Group> groups;
   std::map<std::string, std::size_t> by_base;

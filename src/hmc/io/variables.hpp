@@ -42,6 +42,16 @@ struct Variable {
 /// "chain" or "draw" (reserved for the ensemble's dims), or longer than 256 bytes.
 std::vector<Variable> group_parameters(const StoreLayout& layout);
 
+/// \brief The variables of the layout's further group k (StoreLayout::groups), with their
+/// store columns: one per array, dims as the model named them (else `name_dim_0`, ...),
+/// names sanitized as above. Throws RunError naming the group when dims and shape
+/// differ in rank, a dim is used with two sizes, or two arrays share a name.
+std::vector<Variable> group_arrays(const StoreLayout& layout, std::size_t k);
+
+/// \brief The same checks and names for fixed arrays of one group (observed_data):
+/// Variable::columns holds each array's index in `arrays`.
+std::vector<Variable> data_variables(const std::vector<DataArray>& arrays, const std::string& group);
+
 /// \brief `name` made a legal netCDF name by the rule of group_parameters.
 std::string sanitize_netcdf_name(const std::string& name);
 

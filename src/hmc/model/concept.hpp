@@ -48,9 +48,31 @@
 ///   std::vector<std::pair<std::string, std::vector<std::string>>> dim_names() const;
 ///       names of the dimensions of vector and matrix parameters (draws.nc).
 ///
+/// Optional, after sampling (docs/adding-a-model.md#after-sampling). The device members
+/// read the recorded draw `draw` (the num_params() constrained values constrain() wrote),
+/// so that `hmc generate` over a run's draws.nc computes what the run recorded, bit for bit:
+///   std::vector<hmc::DataArray> observations() const;     // host: the observed data, each array with its
+///       name, dims, shape and values (draws.nc's observed_data group);
+///   std::vector<hmc::DataArray> constant_data() const;    // host: covariates (constant_data group);
+///   the pointwise log-likelihood, log p(y_n | draw) for every element of observations() (the arrays
+///   in order, each in C order), in ONE of two forms (`/output/log_likelihood`):
+///     (array)     KOKKOS_FUNCTION void log_likelihood(const Row& draw, const Row& out) const;
+///     (pointwise) KOKKOS_FUNCTION double log_likelihood(const Row& draw, int n) const;
+///   posterior predictive draws of the observations, the same layout (`/output/posterior_predictive`):
+///     (array)     KOKKOS_FUNCTION void posterior_predictive(const Row& draw, const rng::DrawStream& r,
+///                                                           const Row& out) const;
+///     (pointwise) KOKKOS_FUNCTION double posterior_predictive(const Row& draw, int n,
+///                                                             const rng::DrawStream& r) const;
+///       (the pointwise form's r has uses 0..255 of its own for element n);
+///   generated quantities (`/output/generated_quantities`):
+///     std::vector<hmc::ArrayShape> generated_quantities() const;  // host: names, dims, shapes
+///     KOKKOS_FUNCTION void generate(const Row& draw, const rng::DrawStream& r, const Row& out) const;
+///   the pointwise forms suit a model written once as a template (route (a)).
+///
 /// Device code cannot throw: a model returns -inf (or NaN) where the density is
 /// undefined and the sampler rejects the move.
 
+#include "hmc/core/draw_source.hpp"
 #include "hmc/core/pack.hpp"
 #include "hmc/core/philox.hpp"
 #include "hmc/core/types.hpp"
@@ -222,7 +244,165 @@ struct has_dim_names : std::false_type {};
 template <class M>
 struct has_dim_names<M, void_t<decltype(std::declval<const M&>().dim_names())>> : std::true_type {};
 
+template <class M, class = void>
+struct has_observations : std::false_type {};
+template <class M>
+struct has_observations<
+    M,
+    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const M&>().observations()), std::vector<DataArray>>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_constant_data : std::false_type {};
+template <class M>
+struct has_constant_data<
+    M,
+    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const M&>().constant_data()), std::vector<DataArray>>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_array_log_likelihood : std::false_type {};
+template <class M>
+struct has_array_log_likelihood<M, void_t<decltype(std::declval<const M&>().log_likelihood(
+                                       std::declval<const Row&>(), std::declval<const Row&>()))>> : std::true_type {};
+
+template <class M, class = void>
+struct has_pointwise_log_likelihood : std::false_type {};
+template <class M>
+struct has_pointwise_log_likelihood<
+    M, std::enable_if_t<std::is_convertible_v<
+           decltype(std::declval<const M&>().log_likelihood(std::declval<const Row&>(), 0)), double>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_array_predictive : std::false_type {};
+template <class M>
+struct has_array_predictive<
+    M, void_t<decltype(std::declval<const M&>().posterior_predictive(
+           std::declval<const Row&>(), std::declval<const rng::DrawStream&>(), std::declval<const Row&>()))>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_pointwise_predictive : std::false_type {};
+template <class M>
+struct has_pointwise_predictive<
+    M,
+    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const M&>().posterior_predictive(
+                                               std::declval<const Row&>(), 0, std::declval<const rng::DrawStream&>())),
+                                           double>>> : std::true_type {};
+
+template <class M, class = void>
+struct has_generated_shapes : std::false_type {};
+template <class M>
+struct has_generated_shapes<M, std::enable_if_t<std::is_convertible_v<
+                                   decltype(std::declval<const M&>().generated_quantities()), std::vector<ArrayShape>>>>
+    : std::true_type {};
+
+template <class M, class = void>
+struct has_generate : std::false_type {};
+template <class M>
+struct has_generate<
+    M, void_t<decltype(std::declval<const M&>().generate(
+           std::declval<const Row&>(), std::declval<const rng::DrawStream&>(), std::declval<const Row&>()))>>
+    : std::true_type {};
+
 }  // namespace detail
+
+/// \brief Does the model draw posterior predictive values of its observations, in either form?
+template <class M>
+constexpr bool has_posterior_predictive() {
+  return detail::has_array_predictive<M>::value || detail::has_pointwise_predictive<M>::value;
+}
+
+/// \brief Does the model compute generated quantities?
+template <class M>
+constexpr bool has_generated_quantities() {
+  return detail::has_generated_shapes<M>::value && detail::has_generate<M>::value;
+}
+
+/// \brief The names, dims and shapes of the model's generated quantities (none: empty).
+template <class M>
+std::vector<ArrayShape> generated_quantities(const M& m) {
+  if constexpr (has_generated_quantities<M>()) {
+    return m.generated_quantities();
+  } else {
+    (void)m;
+    return {};
+  }
+}
+
+/// \brief Writes posterior predictive draws of the `n` observed elements into out(0..n-1),
+/// in the model's form (the pointwise form's element k gets r's uses from k · 256 on).
+template <class M>
+KOKKOS_INLINE_FUNCTION void posterior_predictive(const M& m, const Row& draw, const rng::DrawStream& r, const Row& out,
+                                                 int n) {
+  if constexpr (detail::has_array_predictive<M>::value) {
+    (void)n;
+    m.posterior_predictive(draw, r, out);
+  } else if constexpr (detail::has_pointwise_predictive<M>::value) {
+    for (int k = 0; k < n; ++k) out(k) = m.posterior_predictive(draw, k, r.from(static_cast<std::uint32_t>(k) << 8));
+  } else {
+    (void)m, (void)draw, (void)r, (void)out, (void)n;
+  }
+}
+
+/// \brief The model's generated quantities of `draw` into out, or nothing.
+template <class M>
+KOKKOS_INLINE_FUNCTION void generate(const M& m, const Row& draw, const rng::DrawStream& r, const Row& out) {
+  if constexpr (has_generated_quantities<M>()) {
+    m.generate(draw, r, out);
+  } else {
+    (void)m, (void)draw, (void)r, (void)out;
+  }
+}
+
+/// \brief Does the model describe its observed data (optional member observations())?
+template <class M>
+constexpr bool has_observations() {
+  return detail::has_observations<M>::value;
+}
+
+/// \brief Does the model give its pointwise log-likelihood, in either form?
+template <class M>
+constexpr bool has_log_likelihood() {
+  return detail::has_array_log_likelihood<M>::value || detail::has_pointwise_log_likelihood<M>::value;
+}
+
+/// \brief The model's observed data (none: empty).
+template <class M>
+std::vector<DataArray> observations(const M& m) {
+  if constexpr (detail::has_observations<M>::value) {
+    return m.observations();
+  } else {
+    (void)m;
+    return {};
+  }
+}
+
+/// \brief The model's covariates (none: empty).
+template <class M>
+std::vector<DataArray> constant_data(const M& m) {
+  if constexpr (detail::has_constant_data<M>::value) {
+    return m.constant_data();
+  } else {
+    (void)m;
+    return {};
+  }
+}
+
+/// \brief Writes log p(y_k | draw) for the `n` observed elements into out(0..n-1), in the
+/// model's form; nothing for a model without the member (never called then).
+template <class M>
+KOKKOS_INLINE_FUNCTION void log_likelihood(const M& m, const Row& draw, const Row& out, int n) {
+  if constexpr (detail::has_array_log_likelihood<M>::value) {
+    (void)n;
+    m.log_likelihood(draw, out);
+  } else if constexpr (detail::has_pointwise_log_likelihood<M>::value) {
+    for (int k = 0; k < n; ++k) out(k) = m.log_likelihood(draw, k);
+  } else {
+    (void)m, (void)draw, (void)out, (void)n;
+  }
+}
 
 /// \brief Does the model write its gradient for the lane kernel (log_density_gradient_t,
 /// or the scratch form log_density_gradient_lanes)?
@@ -384,7 +564,14 @@ constexpr bool is_model() {
          has_parameter_names<M>::value && has_log_density<M>::value && has_constrain<M>::value &&
          (has_log_density_gradient<M>::value || has_scratch_gradient<M>::value) &&
          has_scratch_size<M>::value == has_scratch_gradient<M>::value &&
-         has_scratch_log_density<M>::value == has_log_density_scratch_size<M>::value;
+         has_scratch_log_density<M>::value == has_log_density_scratch_size<M>::value &&
+         !(has_array_log_likelihood<M>::value && has_pointwise_log_likelihood<M>::value) &&
+         (!(has_array_log_likelihood<M>::value || has_pointwise_log_likelihood<M>::value) ||
+          detail::has_observations<M>::value) &&
+         !(has_array_predictive<M>::value && has_pointwise_predictive<M>::value) &&
+         (!(has_array_predictive<M>::value || has_pointwise_predictive<M>::value) ||
+          detail::has_observations<M>::value) &&
+         has_generated_shapes<M>::value == has_generate<M>::value;
 }
 
 /// \brief ... and what the registry uses to build it from a run's config.
@@ -413,6 +600,24 @@ constexpr bool check_model() {
                 "hmc model: `log_density_scratch_size()` and `log_density(q, scratch)` come together");
   static_assert(has_constrain<M>::value,
                 "hmc model: missing `KOKKOS_FUNCTION void constrain(const Row& q, const Row& out) const`");
+  static_assert(!(has_array_log_likelihood<M>::value && has_pointwise_log_likelihood<M>::value),
+                "hmc model: give log_likelihood in one form, `void log_likelihood(const Row& draw, const Row& out)` or "
+                "`double log_likelihood(const Row& draw, int n)`, not both");
+  static_assert(!(has_array_log_likelihood<M>::value || has_pointwise_log_likelihood<M>::value) ||
+                    detail::has_observations<M>::value,
+                "hmc model: `log_likelihood` needs `std::vector<hmc::DataArray> observations() const` (what it is "
+                "the likelihood of: names, dims and shapes)");
+  static_assert(!(has_array_predictive<M>::value && has_pointwise_predictive<M>::value),
+                "hmc model: give posterior_predictive in one form, `void posterior_predictive(const Row& draw, const "
+                "rng::DrawStream& r, const Row& out)` or `double posterior_predictive(const Row& draw, int n, const "
+                "rng::DrawStream& r)`, not both");
+  static_assert(
+      !(has_array_predictive<M>::value || has_pointwise_predictive<M>::value) || detail::has_observations<M>::value,
+      "hmc model: `posterior_predictive` needs `std::vector<hmc::DataArray> observations() const` (what it "
+      "draws: names, dims and shapes)");
+  static_assert(has_generated_shapes<M>::value == has_generate<M>::value,
+                "hmc model: `std::vector<hmc::ArrayShape> generated_quantities() const` and `void generate(const Row& "
+                "draw, const rng::DrawStream& r, const Row& out) const` come together");
   return is_model<M>();
 }
 

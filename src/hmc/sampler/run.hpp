@@ -14,6 +14,7 @@
 #include "hmc/core/errors.hpp"
 #include "hmc/core/types.hpp"
 #include "hmc/model/concept.hpp"
+#include "hmc/sampler/groups.hpp"
 #include "hmc/sampler/hmc_kernel.hpp"
 #include "hmc/sampler/init.hpp"
 #include "hmc/sampler/kernel.hpp"
@@ -154,6 +155,7 @@ class EnsembleSampler {
     step.count = !warm;
     step.slot = slot;
     launch();
+    if (slot >= 0 && groups_width_ > 0) record_groups(slot);
 
     double mean_accept = warmup_.after(it, state_, rec_);
 
@@ -185,6 +187,7 @@ class EnsembleSampler {
     if constexpr (!kRecordOnHost) {  // on the host, block_ holds the buffers themselves
       Kokkos::deep_copy(block_.draws, rec_.draws);
       Kokkos::deep_copy(block_.stats, rec_.stats);
+      if (groups_width_ > 0) Kokkos::deep_copy(block_.groups, groups_);
     }
     block_.count = filled_;
     filled_ = 0;
@@ -271,6 +274,14 @@ class EnsembleSampler {
 
   // The member functions below launch kernels with KOKKOS_LAMBDA, which CUDA allows only
   // in public member functions; they are not part of the interface.
+  /// What the model computes from each local particle's recorded draw (slot `slot` of the
+  /// draw buffer, written by the transition) into the same slot of the groups' buffer
+  /// (sampler/groups.hpp), keyed by the draw's index in its section.
+  void record_groups(int slot) {
+    sampler::record_groups(model_, rec_.draws, groups_, slot, n_, widths_, s_.seed, first_,
+                           static_cast<std::uint32_t>(block_.first_draw + slot), block_.warmup);
+  }
+
   /// Copies the checkpointed quantities into `rows` (see row_width()).
   void pack_rows(const Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>& rows) const {
     const auto q = state_.q, g = state_.grad;
@@ -369,18 +380,26 @@ class EnsembleSampler {
     using Kokkos::view_alloc, Kokkos::WithoutInitializing;
     rec_.draws = DrawView(view_alloc(WithoutInitializing, "hmc::draws"), n_, capacity_, params);
     rec_.stats = DrawView(view_alloc(WithoutInitializing, "hmc::draw_stats"), n_, capacity_, stats);
+    if (groups_width_ > 0) {
+      groups_ = DrawView(view_alloc(WithoutInitializing, "hmc::draw_groups"), n_, capacity_, groups_width_);
+    }
     if constexpr (kRecordOnHost) {
       // A generic lambda: its body is checked only where it is instantiated (a CUDA build's
       // compiler otherwise warns that a device View does not assign to a host one).
-      [](auto& block, const auto& rec) {
+      [](auto& block, const auto& rec, const auto& groups) {
         block.draws = rec.draws;
         block.stats = rec.stats;
-      }(block_, rec_);
+        block.groups = groups;
+      }(block_, rec_, groups_);
     } else {
       block_.draws =
           DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_draws_host"), n_, capacity_, params);
       block_.stats =
           DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_stats_host"), n_, capacity_, stats);
+      if (groups_width_ > 0) {
+        block_.groups = DrawBlock::HostDraws(view_alloc(WithoutInitializing, "hmc::block_groups_host"), n_, capacity_,
+                                             groups_width_);
+      }
     }
   }
 
@@ -399,6 +418,12 @@ class EnsembleSampler {
   mutable ReproducibleSums sums_;  ///< ensemble sums over all ranks (progress); keeps its buffers
   int capacity_;                   ///< slots of the draw buffer (allocated at the first recorded draw)
   TransitionRecord rec_;
+  /// Values per draw of the further groups: log_likelihood, posterior_predictive,
+  /// generated_quantities, each 0 where the run does not record it; [particle][slot][value]
+  /// in groups_.
+  GroupWidths widths_ = group_widths(model_, s_);
+  int groups_width_ = widths_.total();
+  DrawView groups_;
   Kernel kernel_;
   Warmup<Model, Kernel> warmup_;
   /// Threads per team of the team path (0: none): a particle per team, for a model whose

@@ -24,9 +24,12 @@ struct Settings {
   std::vector<double> init_values;  ///< unconstrained centre for "values"
   int init_attempts = 100;          ///< re-draws of a particle with no finite log density
   std::uint64_t seed = 1;
-  int progress_every = 0;    ///< 0: no progress lines
-  bool save_warmup = false;  ///< record warmup draws too (every thin-th warmup iteration)
-  int block_draws = 0;       ///< draws per particle held on the device before they are handed over; 0: all
+  int progress_every = 0;             ///< 0: no progress lines
+  bool save_warmup = false;           ///< record warmup draws too (every thin-th warmup iteration)
+  bool log_likelihood = false;        ///< record the model's pointwise log-likelihood with every draw
+  bool posterior_predictive = false;  ///< ... and its posterior predictive draws of the observations
+  bool generated_quantities = false;  ///< ... and its generated quantities
+  int block_draws = 0;                ///< draws per particle held on the device before they are handed over; 0: all
   AdaptSettings adapt;
   Algorithm algorithm = Algorithm::kHmc;          ///< the transition kernel
   int max_tree_depth = 10;                        ///< NUTS: most doublings of a trajectory

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 
 namespace hmc::services {
 
@@ -26,6 +27,15 @@ void check_against_model(const io::RunConfig& run, const ModelShape& shape, bool
                     std::to_string(model::kMaxDim) + " hmc supports (/model/data)");
   }
   const auto& s = run.sampler;
+  for (const auto& [wanted, has, key] :
+       {std::tuple{s.log_likelihood, shape.observed >= 0, "log_likelihood"},
+        std::tuple{s.posterior_predictive, shape.predicted >= 0, "posterior_predictive"},
+        std::tuple{s.generated_quantities, shape.generated >= 0, "generated_quantities"}}) {
+    if (wanted && !has) {
+      throw ConfigError(std::string("config error: /output/") + key + ": model " + run.model + " has no " + key +
+                        " member (docs/adding-a-model.md#after-sampling); set it to false");
+    }
+  }
   if (s.init_strategy == InitStrategy::kPrior && !samples_prior) {
     throw ConfigError("config error: /sampler/init/strategy \"prior\": model " + run.model +
                       " cannot draw from its prior (use \"uniform\" or \"values\")");
@@ -72,8 +82,17 @@ void check_disk(const io::RunConfig& run, const hmc::StoreLayout& layout, const 
   const std::int64_t need = estimate_output_bytes(run, layout, shape, formats);
   const std::int64_t free = free_disk_bytes(dir);
   if (free >= 0 && need > free) {
+    std::string group;
+    for (const auto& g : layout.groups) {
+      hmc::StoreLayout only = layout;
+      only.param_names.clear();
+      only.stats.clear();
+      only.groups = {g};
+      group += ", of which the " + g.name + " group takes about " + format_bytes(io::stored_bytes(only, 16)) +
+               " (/output/" + g.name + " false or a larger /sampler/thin makes it smaller)";
+    }
     throw RunError("run error: /output/dir " + hmc::printable(dir) + ": the run needs about " + format_bytes(need) +
-                   " of disk (store, results, checkpoint), but only " + format_bytes(free) +
+                   " of disk (store, results, checkpoint" + group + "), but only " + format_bytes(free) +
                    " are free there (docs/output.md#disk-space)");
   }
 }

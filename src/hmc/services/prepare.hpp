@@ -31,13 +31,49 @@ hmc::StoreLayout store_layout(const Model& model, const io::RunConfig& run) {
   layout.draws = run.kept_draws();
   layout.warmup_draws = run.kept_warmup_draws();
   layout.stats = sampler::kernel_info(run.sampler, model.dim()).stats;
+  // In the order of the sampler's groups buffer (sampler/run.hpp: record_groups).
+  for (const auto& [wanted, name] : {std::pair{run.sampler.log_likelihood, "log_likelihood"},
+                                     std::pair{run.sampler.posterior_predictive, "posterior_predictive"}}) {
+    if (!wanted) continue;
+    hmc::DrawGroup g{name, {}};
+    for (const auto& a : model::observations(model)) g.arrays.push_back(a);
+    layout.groups.push_back(std::move(g));
+  }
+  if (run.sampler.generated_quantities) {
+    layout.groups.push_back(hmc::DrawGroup{"generated_quantities", model::generated_quantities(model)});
+  }
   return layout;
+}
+
+/// \brief The fixed arrays of a run of `model` for draws.nc: its observed data and
+/// covariates, with /output/log_likelihood or /output/posterior_predictive (ArviZ's loo
+/// and plot_ppc read them).
+template <class Model>
+std::vector<hmc::DataArray> data_arrays(const Model& model, const io::RunConfig& run) {
+  std::vector<hmc::DataArray> out;
+  if (!run.sampler.log_likelihood && !run.sampler.posterior_predictive) return out;
+  for (auto& a : model::observations(model)) {
+    a.group = "observed_data";
+    out.push_back(std::move(a));
+  }
+  for (auto& a : model::constant_data(model)) {
+    a.group = "constant_data";
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 /// \brief The sizes of `model` that drive memory.
 template <class Model>
 ModelShape shape_of(const Model& model, const nlohmann::json& data) {
-  return ModelShape{model.dim(), model.num_params(), model::scratch_size(model), io::data_bytes(data)};
+  ModelShape shape{model.dim(), model.num_params(), model::scratch_size(model), io::data_bytes(data)};
+  std::int64_t observed = 0, generated = 0;
+  for (const auto& a : model::observations(model)) observed += a.size();
+  for (const auto& a : model::generated_quantities(model)) generated += a.size();
+  if constexpr (model::has_log_likelihood<Model>()) shape.observed = observed;
+  if constexpr (model::has_posterior_predictive<Model>()) shape.predicted = observed;
+  if constexpr (model::has_generated_quantities<Model>()) shape.generated = generated;
+  return shape;
 }
 
 /// \brief Model::from_config of `spec`'s model section and data. What the model throws

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <tuple>
 
 namespace hmc::services {
 
@@ -38,12 +39,26 @@ std::int64_t metric_columns(const io::RunConfig& run, std::int64_t dim) {
 
 }  // namespace
 
+std::int64_t group_columns(const io::RunConfig& run, const ModelShape& shape) {
+  const auto& s = run.sampler;
+  std::int64_t n = 0;
+  if (s.log_likelihood) n = add_sat(n, std::max<std::int64_t>(0, shape.observed));
+  if (s.posterior_predictive) n = add_sat(n, std::max<std::int64_t>(0, shape.predicted));
+  if (s.generated_quantities) n = add_sat(n, std::max<std::int64_t>(0, shape.generated));
+  return n;
+}
+
+std::int64_t recorded_columns(const io::RunConfig& run, const ModelShape& shape) {
+  const std::int64_t stats =
+      static_cast<std::int64_t>(sampler::kernel_info(run.sampler, static_cast<int>(shape.dim)).stats.size());
+  return add_sat(add_sat(shape.num_params, stats), group_columns(run, shape));
+}
+
 MemoryEstimate estimate_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, bool root) {
   const std::int64_t particles = run.sampler.particles;
   const std::int64_t local = (particles + ranks - 1) / std::max(1, ranks);
   const sampler::KernelInfo kernel = sampler::kernel_info(run.sampler, static_cast<int>(shape.dim));
-  const std::int64_t dim = shape.dim,
-                     columns = add_sat(shape.num_params, static_cast<std::int64_t>(kernel.stats.size()));
+  const std::int64_t dim = shape.dim, columns = recorded_columns(run, shape);
   const std::int64_t capacity = run.block_draws(columns);
   const bool dense = matrix_metric(run.sampler.adapt.metric);
 
@@ -93,12 +108,21 @@ std::int64_t host_memory_bytes() {
 void check_memory(const io::RunConfig& run, const ModelShape& shape, int ranks, int ranks_on_node) {
   const MemoryEstimate e = estimate_memory(run, shape, ranks);
   const std::int64_t particles = run.sampler.particles;
+  // The further groups by name, where the run records any: often the largest part of a block.
+  std::string groups, keys;
+  const auto& sm = run.sampler;
+  for (const auto& [wanted, n, name] : {std::tuple{sm.log_likelihood, shape.observed, "log_likelihood"},
+                                        std::tuple{sm.posterior_predictive, shape.predicted, "posterior_predictive"},
+                                        std::tuple{sm.generated_quantities, shape.generated, "generated_quantities"}}) {
+    if (!wanted || n <= 0) continue;
+    groups += (groups.empty() ? "" : " + ") + std::to_string(n) + " " + name;
+    keys += (keys.empty() ? "/output/" : ", /output/") + std::string(name);
+  }
   const std::string what =
       "/sampler/particles " + std::to_string(particles) + " on " + std::to_string(ranks) + " rank(s), " +
-      std::to_string(shape.dim) + " coordinates each, blocks of " +
-      std::to_string(run.block_draws(
-          add_sat(shape.num_params, static_cast<std::int64_t>(sampler::kernel_info(run.sampler, 0).stats.size())))) +
-      " draws (/output/flush_every),";
+      std::to_string(shape.dim) + " coordinates each, " +
+      (groups.empty() ? std::string() : groups + " values per draw (" + keys + " false records none), ") +
+      "blocks of " + std::to_string(run.block_draws(recorded_columns(run, shape))) + " draws (/output/flush_every),";
   const std::int64_t device = device_memory_bytes();
   if (device > 0 && e.device > device) {
     throw ConfigError("config error: " + what + " need about " + format_bytes(e.device) +

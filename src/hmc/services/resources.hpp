@@ -23,7 +23,21 @@ struct ModelShape {
   std::int64_t num_params = 0;
   std::int64_t scratch = 0;
   std::int64_t data_bytes = 0;
+  /// Elements of the model's observed data where it has a log_likelihood member (the values
+  /// /output/log_likelihood records per draw); -1: no such member.
+  std::int64_t observed = -1;
+  /// The same where it has a posterior_predictive member; -1: none.
+  std::int64_t predicted = -1;
+  /// Values of its generated quantities per draw; -1: no such member.
+  std::int64_t generated = -1;
 };
+
+/// \brief Values per draw of the further groups the run records (/output/log_likelihood,
+/// /output/posterior_predictive, /output/generated_quantities).
+std::int64_t group_columns(const io::RunConfig& run, const ModelShape& shape);
+
+/// \brief Values recorded per draw: parameters, the kernel's statistics and the further groups.
+std::int64_t recorded_columns(const io::RunConfig& run, const ModelShape& shape);
 
 /// \brief Estimated peak bytes of one rank: `device` (the sampler's views: state, model
 /// scratch, the block of recorded draws), `host` (the host copy of a block and, on rank

@@ -56,7 +56,7 @@ int sample_with(const parallel::MpiContext& mpi, const RunSpec& spec, const io::
     const auto failed = [&](const std::exception& e) { return frame.failed(e, session && session->checkpointed()); };
     try {
       const Model model = prepare_model<Model>(mpi, spec, formats, Checks{true, !spec.resume});
-      session.emplace(mpi, spec, store_layout(model, spec.run), formats);
+      session.emplace(mpi, spec, store_layout(model, spec.run), formats, data_arrays(model, spec.run));
       const auto& dec = session->decomposition();
       sampler::EnsembleSampler<Model, Kernel> ensemble(model, session->settings(), dec.begin(), dec.count(),
                                                        mpi.allreduce());

@@ -72,8 +72,13 @@ class BackgroundTask {
 json store_layout_json(const hmc::StoreLayout& l) {
   json dims = json::object();
   for (const auto& [name, d] : l.dim_names) dims[name] = d;
-  return {{"particles", l.particles}, {"param_names", l.param_names},   {"dim_names", dims},
-          {"draws", l.draws},         {"warmup_draws", l.warmup_draws}, {"stats", io::stats_json(l.stats)}};
+  return {{"particles", l.particles},
+          {"param_names", l.param_names},
+          {"dim_names", dims},
+          {"draws", l.draws},
+          {"warmup_draws", l.warmup_draws},
+          {"stats", io::stats_json(l.stats)},
+          {"groups", io::groups_json(l.groups)}};
 }
 
 /// Doubles per rank in the gathered per-rank record: particles, grad_evals, sampling_s,
@@ -194,13 +199,14 @@ int RunFrame::failed(const std::exception& e, bool checkpointed) const {
 // ---- Session -------------------------------------------------------------------
 
 Session::Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::StoreLayout layout,
-                 const io::DrawFormats& formats)
+                 const io::DrawFormats& formats, std::vector<hmc::DataArray> data)
     : mpi_(mpi),
       spec_(spec),
       formats_(formats),
       settings_(spec.run.sampler),
       dec_{spec.run.sampler.particles, mpi.size(), mpi.rank()},
       layout_(std::move(layout)),
+      data_(std::move(data)),
       setup_s_(seconds_since(spec.t0)) {
   settings_.block_draws = spec.run.block_draws(layout_.num_columns());
   // Test hook: HMC_TEST_SIGNAL=ITERATION[:RANK[:KILL|STOP|HANG]] makes this process signal
@@ -299,11 +305,15 @@ double Session::elapsed() const { return seconds_since(loop_start_); }
 void Session::write_block(const hmc::DrawBlock& b) {
   ScopedRegion region("hmc::write_block");
   const auto t = Clock::now();
-  const int params = layout_.num_params(), columns = layout_.num_columns(), count = b.count;
+  const int params = layout_.num_params(), stats = layout_.num_stats(), columns = layout_.num_columns(),
+            count = b.count;
   const std::int64_t n = dec_.count(), N = layout_.particles;
-  // Value of column c (parameters, then the kernel's statistics) for local particle i, slot d.
+  // Value of column c (parameters, the kernel's statistics, the further groups' values) for
+  // local particle i, slot d.
   auto value = [&](int c, std::int64_t i, int d) -> double {
-    return c < params ? b.draws(i, d, c) : b.stats(i, d, c - params);
+    if (c < params) return b.draws(i, d, c);
+    if (c < params + stats) return b.stats(i, d, c - params);
+    return b.groups(i, d, c - params - stats);
   };
   // The store's tile is [column][particle][draw]: one gather per column, straight into
   // its place in the tile (rank 0 only holds the tile).
@@ -381,6 +391,7 @@ io::WriterOptions Session::writer_options() const {
                   {"particles", settings_.particles},
                   {"thin", settings_.thin},
                   {"config", hmc::dump_text(io::recorded_config(spec_.config))}};
+  o.data = data_;
   return o;
 }
 

@@ -68,8 +68,8 @@ class Session {
  public:
   /// `layout`: what the store holds (services::store_layout); `formats`: the draw formats
   /// /output/formats may name.
-  Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::StoreLayout layout,
-          const io::DrawFormats& formats);
+  Session(const parallel::MpiContext& mpi, const RunSpec& spec, hmc::StoreLayout layout, const io::DrawFormats& formats,
+          std::vector<hmc::DataArray> data = {});
   ~Session();
 
   const parallel::MpiContext& mpi() const { return mpi_; }
@@ -118,6 +118,7 @@ class Session {
   sampler::Settings settings_;
   parallel::Decomposition dec_;
   hmc::StoreLayout layout_;
+  std::vector<hmc::DataArray> data_;      ///< observed_data and constant_data for draws.nc
   std::unique_ptr<io::TileStore> store_;  ///< rank 0
   bool checkpointed_ = false;             ///< a checkpoint exists: keep the staging directory on failure
   int signal_ = 0;

@@ -1,6 +1,7 @@
 #include "hmc/services/summary.hpp"
 
 #include "hmc/core/errors.hpp"
+#include "hmc/diagnostics/loo.hpp"
 #include "hmc/diagnostics/summary.hpp"
 #include "hmc/io/json_text.hpp"
 #include "hmc/io/netcdf.hpp"
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace hmc::services {
 
@@ -43,6 +45,7 @@ hmc::StoreLayout layout_from_json(const json& j) {
   l.draws = j.at("draws").get<std::int64_t>();
   l.warmup_draws = j.at("warmup_draws").get<std::int64_t>();
   if (j.contains("stats")) l.stats = io::stats_from_json(j.at("stats"));  // else HMC's (older runs)
+  if (j.contains("groups")) l.groups = io::groups_from_json(j.at("groups"));
   return l;
 }
 
@@ -62,7 +65,7 @@ diagnostics::SummaryOptions options_from(const json& config) {
 
 }  // namespace
 
-int print_summary(const std::string& dir, const std::string& format) {
+int print_summary(const std::string& dir, const std::string& format, const std::string& arviz) {
   try {
     const OutputPaths finished = output_paths(dir);
     std::unique_ptr<hmc::DrawSource> source;
@@ -101,13 +104,22 @@ int print_summary(const std::string& dir, const std::string& format) {
       return 0;
     }
     const auto params = diagnostics::summarize(*source, options_from(config));
+    std::optional<diagnostics::LooResult> loo;
+    if (layout.group_index("log_likelihood") >= 0) {
+      loo =
+          diagnostics::loo(*source, arviz == "0.23" ? diagnostics::LooRule::kArviz023 : diagnostics::LooRule::kArviz1);
+    }
     if (format == "json") {
       json out = io::parameters_json(params);
+      if (loo) {
+        out["loo"] = io::loo_json(*loo);
+      }
       out["status"] = status;
       std::cout << hmc::dump_text(out, 2) << "\n";
     } else {
-      std::cout << io::parameter_table(params) << "\n"
-                << status["state"].get<std::string>() << " run in " << status["dir"].get<std::string>() << ": "
+      std::cout << io::parameter_table(params) << "\n";
+      if (loo) std::cout << "\n" << diagnostics::loo_text(*loo) << "\n\n";
+      std::cout << status["state"].get<std::string>() << " run in " << status["dir"].get<std::string>() << ": "
                 << layout.particles << " particles x " << have << " of " << layout.draws << " draws\n";
     }
     return 0;

@@ -8,8 +8,10 @@
 
 namespace hmc::services {
 
-/// \brief Prints the table (format "table") or JSON ("json") on stdout; returns the
-/// exit code (4 with one line on stderr when DIR holds no run).
-int print_summary(const std::string& dir, const std::string& format);
+/// \brief Prints the table (format "table") or JSON ("json") on stdout, with PSIS-LOO
+/// (diagnostics/loo.hpp, by the rules of ArviZ `arviz`: "1" or "0.23") where the run
+/// recorded a log_likelihood group; returns the exit code (4 with one line on stderr
+/// when DIR holds no run).
+int print_summary(const std::string& dir, const std::string& format, const std::string& arviz = "1");
 
 }  // namespace hmc::services

@@ -1,6 +1,6 @@
 // The device-only rules of the model kernels, checked by nvcc (tests/compile/nvcc/check.sh):
 // __global__ kernels that call, for every shipped model, what the sampler calls on a GPU
-// (log density, gradient, constrain, prior draw, the leapfrog, the HMM's team gradient)
+// (log density, gradient, constrain, prior draw, the members after sampling, the leapfrog, the HMM's team gradient)
 // and a representative set of hmc::dist functions on double and Dual. Compiled against
 // kokkos_standin/ (not Kokkos) with `nvcc -c`, never linked or run: a host-only function
 // reached from device code (std::vector, a member function without KOKKOS_INLINE_FUNCTION,
@@ -49,6 +49,11 @@ __global__ void model_members(Model model, Row q, Row grad, Row scratch, Row out
   lp[2] = hmc::model::finite_difference_density(model, q, scratch);
   model.constrain(q, out);
   hmc::model::sample_prior(model, hmc::rng::ParticleStream(7, threadIdx.x), 0u, q);
+  // after sampling (sampler/groups.hpp: record_groups), from the recorded draw `out`
+  const hmc::rng::DrawStream r(7, threadIdx.x, hmc::rng::DrawStream::kPredictive, 3u);
+  hmc::model::log_likelihood(model, out, grad, 2);
+  hmc::model::posterior_predictive(model, out, r, grad, 2);
+  hmc::model::generate(model, out, r, grad);
 }
 
 /// The leapfrog, with the sampler's metric and with the diagonal shortcut, and what the
