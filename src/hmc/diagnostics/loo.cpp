@@ -112,7 +112,9 @@ double psis_log_weights(std::vector<double>& x, double r_eff, LooRule rule) {
   std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
     return x[static_cast<std::size_t>(a)] < x[static_cast<std::size_t>(b)];
   });
-  const auto at = [&](std::int64_t r) -> double& { return x[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])]; };
+  const auto at = [&](std::int64_t r) -> double& {
+    return x[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+  };
   const std::int64_t M = tail_length(n, r_eff, rule);
   double k = kInf;
   if (M >= 1 && n - M - 1 >= 0) {
